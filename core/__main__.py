@@ -1,0 +1,181 @@
+"""Command line: python -m core doctor | ingest | ask | resume | threads."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from core.config import PROVIDERS, Settings, load_settings
+
+
+def _progress(done: int, total: int, label: str) -> None:
+    width = 30
+    filled = int(width * done / max(total, 1))
+    sys.stderr.write(f"\r  {label[:40]:<40} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    if done >= total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def _knowledge(settings: Settings):
+    from core.knowledge import KnowledgeBase
+
+    kb = KnowledgeBase(settings)
+    rebuilt = kb.ensure_samples(progress=_progress)
+    if rebuilt:
+        sys.stderr.write(f"indexed sample collections: {', '.join(rebuilt)}\n")
+    return kb
+
+
+def cmd_doctor(settings: Settings, args) -> int:
+    from core.embeddings import get_embeddings
+    from core.models import check
+    from core.web_search import web_status
+
+    status = check(settings)
+    print(f"chat model     : {status.line()}")
+    try:
+        emb = get_embeddings(settings)
+        dim = len(emb.embed_query("상태 확인"))
+        print(f"embeddings     : {emb.model_id}: ok ({dim} dimensions)")
+    except Exception as exc:
+        print(f"embeddings     : {settings.embedding_provider}: error - {exc}")
+    print(f"web search     : {web_status(settings)}")
+    print(f"data directory : {settings.data_path}")
+    try:
+        kb = _knowledge(settings)
+        for name in kb.names():
+            info = kb.info(name)
+            print(f"collection     : {name}: {info['chunks']} chunks, {info['embedding_model']}, "
+                  f"{len(info['sources'])} source(s)")
+    except Exception as exc:
+        print(f"knowledge base : error - {exc}")
+    return 0 if status.ok else 1
+
+
+def cmd_ingest(settings: Settings, args) -> int:
+    from core.knowledge import KnowledgeBase
+
+    kb = KnowledgeBase(settings)
+    report = kb.ingest([Path(p) for p in args.paths], args.collection, progress=_progress)
+    for source, count in report.added.items():
+        print(f"ok     {source}: {count} chunks -> {args.collection}")
+    for name, reason in report.errors.items():
+        print(f"error  {reason}")
+    return 0 if not report.errors else 1
+
+
+def _print_result(result: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+        return
+    if result.get("interrupted"):
+        print(f"paused for review in thread {result['thread_id']}: {json.dumps(result['interrupt'], ensure_ascii=False)[:400]}")
+        print(f"continue with: python -m core resume {result['thread_id']} --approve | --reject | --question TEXT")
+        return
+    print(result.get("answer", ""))
+    for src in result.get("sources", []):
+        where = src.get("url") or f"{src['source']} p.{src.get('page')}"
+        print(f"  [{src['n']}] {src.get('title', '')} ({where})")
+    print(f"-- {result.get('termination_reason')}: {result.get('termination_message')} | "
+          f"{result.get('llm_calls', 0)} LLM calls, {result.get('ms', 0)} ms, thread {result.get('thread_id')}")
+
+
+def _finish(result: dict, as_json: bool) -> int:
+    if result.get("error"):
+        sys.stderr.write(f"error: {result['error']}\n")
+        if as_json:
+            _print_result(result, True)
+        return 1
+    _print_result(result, as_json)
+    return 0
+
+
+def cmd_ask(settings: Settings, args) -> int:
+    from core.runner import RunInputError, run
+
+    try:
+        _knowledge(settings)
+        result = run(args.pattern, args.question, settings, thread_id=args.thread, review=args.review,
+                     variant=args.variant)
+    except (RunInputError, KeyError, ValueError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    return _finish(result, args.json)
+
+
+def cmd_resume(settings: Settings, args) -> int:
+    from core.runner import RunInputError, resume
+
+    if args.reject:
+        decision = {"action": "reject", "message": args.message or ""}
+    elif args.question:
+        decision = {"action": "edit", "question": args.question}
+    else:
+        decision = {"action": "approve"}
+    try:
+        result = resume(args.thread_id, decision, settings)
+    except RunInputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    return _finish(result, args.json)
+
+
+def cmd_threads(settings: Settings, args) -> int:
+    from core.threads import get_registry
+
+    for t in get_registry(settings.data_path).list(pattern=args.pattern):
+        print(f"{t['thread_id']}  {t['pattern']:<12} {t['status']:<8} {t['title']}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core", description="Agentic RAG Studio command line")
+    parser.add_argument("--provider", choices=PROVIDERS, help="chat-model provider (default: automatic)")
+    parser.add_argument("--model", help="chat model name")
+    parser.add_argument("--data-dir", help="where collections, checkpoints and threads are stored")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("doctor", help="show what is in use and whether it works")
+
+    p = sub.add_parser("ingest", help="index .txt/.md/.pdf files into a collection")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--collection", default="documents")
+
+    p = sub.add_parser("ask", help="run a pattern on a question")
+    p.add_argument("question")
+    p.add_argument("--pattern", default="basic")
+    p.add_argument("--variant", help="pattern variant, e.g. complexity for adaptive")
+    p.add_argument("--thread", help="continue this conversation thread")
+    p.add_argument("--review", action="store_true", help="pause for human review before answering")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+    p = sub.add_parser("resume", help="continue a run paused for review")
+    p.add_argument("thread_id")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--approve", action="store_true")
+    group.add_argument("--reject", action="store_true")
+    group.add_argument("--question", help="edit the question (documents are retrieved again)")
+    p.add_argument("--message", help="reason given with --reject")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("threads", help="list conversation threads")
+    p.add_argument("--pattern")
+
+    for name in ("ask", "resume"):  # allow the global options after the sub-command too
+        sub.choices[name].add_argument("--provider", choices=PROVIDERS, dest="provider_late")
+        sub.choices[name].add_argument("--model", dest="model_late")
+
+    args = parser.parse_args(argv)
+    provider = getattr(args, "provider_late", None) or args.provider
+    model = getattr(args, "model_late", None) or args.model
+    settings = load_settings(provider=provider, model=model, data_dir=args.data_dir)
+    handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "ask": cmd_ask, "resume": cmd_resume,
+               "threads": cmd_threads}[args.command]
+    return handler(settings, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Settings: explicit value > environment > .env > .streamlit/secrets.toml > default.
+
+Secrets live only in memory. ``Settings.public()`` is the form that may be shown, logged or
+stored; it masks every secret field.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+
+from dotenv import dotenv_values
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+STANDARD_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "TAVILY_API_KEY")
+SECRET_FIELDS = ("openai_api_key", "tavily_api_key", "compat_api_key")
+PROVIDERS = ("embedded", "openai", "ollama", "openai-compatible")
+EMBEDDING_PROVIDERS = ("embedded", "ollama", "openai")
+
+# Default model per chat provider; the factory uses these when no model is named.
+DEFAULT_CHAT_MODELS = {
+    "embedded": "gemma-3-270m-q4_k_m",
+    "openai": "gpt-4o-mini",
+    "ollama": "qwen2.5:7b",
+    "openai-compatible": "local-model",
+}
+DEFAULT_EMBEDDING_MODELS = {
+    "embedded": "multilingual-e5-small",
+    "ollama": "bge-m3",
+    "openai": "text-embedding-3-small",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob the core reads. Empty provider means "choose automatically"."""
+
+    openai_api_key: str = ""
+    openai_base_url: str = ""
+    ollama_host: str = "http://localhost:11434"
+    tavily_api_key: str = ""
+    compat_base_url: str = "http://localhost:1234/v1"
+    compat_api_key: str = ""
+    data_dir: str = str(PROJECT_ROOT / "data")
+    provider: str = ""
+    model: str = ""
+    grader_model: str = ""
+    temperature: float = 0.0
+    max_tokens: int = 512
+    request_timeout: float = 60.0
+    embedding_provider: str = "embedded"
+    embedding_model: str = ""
+    chunk_size: int = 800
+    chunk_overlap: int = 100
+    k: int = 3
+    max_rewrites: int = 2
+    max_generations: int = 2
+    max_concurrency: int = 8
+    max_iterations: int = 5
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def data_path(self) -> Path:
+        return Path(self.data_dir)
+
+    def public(self) -> dict:
+        """Settings as a dict safe to display or persist: secrets become '***' or ''."""
+        out = asdict(self)
+        for name in SECRET_FIELDS:
+            out[name] = "***" if out[name] else ""
+        return out
+
+    def with_(self, **changes) -> "Settings":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def __repr__(self) -> str:  # never print secrets by accident
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.public().items() if k != "extra")
+        return f"Settings({shown})"
+
+
+def _secrets_toml(root: Path) -> dict:
+    path = root / ".streamlit" / "secrets.toml"
+    if not path.is_file():
+        return {}
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _coerce(value, default):
+    if isinstance(default, bool):
+        return str(value).strip().lower() in ("1", "true", "yes", "on")
+    if isinstance(default, int):
+        return int(value)
+    if isinstance(default, float):
+        return float(value)
+    return str(value)
+
+
+def load_settings(root: Path | None = None, **explicit) -> Settings:
+    """Build settings; each field is read from the first source that has it.
+
+    The well-known keys keep their usual names (``OPENAI_API_KEY``, ``OLLAMA_HOST``...); every
+    field is also read as ``RAG_`` + its upper-case name (``RAG_PROVIDER``, ``RAG_DATA_DIR``, ``RAG_K``).
+    """
+    root = root or PROJECT_ROOT
+    layers = [
+        {k.upper(): v for k, v in _secrets_toml(root).items()},
+        {k: v for k, v in dotenv_values(root / ".env").items() if v is not None},
+        dict(os.environ),
+    ]
+    defaults = Settings()
+    values: dict = {}
+    for f in fields(Settings):
+        if f.name == "extra":
+            continue
+        default = getattr(defaults, f.name)
+        for layer in layers:  # later layers win
+            names = ((f.name.upper(),) if f.name.upper() in STANDARD_ENV else ()) + ("RAG_" + f.name.upper(),)
+            for key in names:
+                if key in layer and str(layer[key]) != "":
+                    try:
+                        values[f.name] = _coerce(layer[key], default)
+                    except ValueError:
+                        pass  # a malformed number keeps the lower layer's value
+        if f.name in explicit and explicit[f.name] is not None:
+            values[f.name] = explicit[f.name]
+    return Settings(**values)

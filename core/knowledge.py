@@ -1,0 +1,271 @@
+"""Knowledge base: Chroma collections, loaders, chunking, ingestion and the sample corpora."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+from core.config import Settings
+from core.embeddings import embedding_model_id, get_embeddings
+
+SUPPORTED_SUFFIXES = (".txt", ".md", ".pdf")
+SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
+# collection name -> shipped file; indexed automatically on first use
+SAMPLE_COLLECTIONS = {
+    "restaurant_menu": "restaurant_menu.md",
+    "restaurant_wine": "restaurant_wine.md",
+    "japan_ict": "japan_ict_policy.pdf",
+    "usa_ict": "usa_ict_policy.pdf",
+}
+EMBED_BATCH = 32
+
+Progress = Callable[[int, int, str], None]  # (done, total, label)
+
+
+class KnowledgeError(ValueError):
+    """A problem the user can fix: bad file, unknown collection, wrong embedder."""
+
+
+class EmbeddingMismatchError(KnowledgeError):
+    pass
+
+
+@dataclass
+class IngestReport:
+    collection: str
+    added: dict[str, int] = field(default_factory=dict)  # source -> chunk count
+    errors: dict[str, str] = field(default_factory=dict)  # file name -> reason
+
+    @property
+    def chunks(self) -> int:
+        return sum(self.added.values())
+
+
+# ---------------------------------------------------------------- loading and chunking
+
+
+def load_file(path: Path, data: bytes | None = None) -> list[Document]:
+    """Read one file into page-level Documents (one per PDF page, one for text files)."""
+    name = path.name
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED_SUFFIXES:
+        raise KnowledgeError(f"{name}: unsupported file type {suffix or '(none)'}; use .txt, .md or .pdf")
+    raw = data if data is not None else path.read_bytes()
+    if suffix == ".pdf":
+        return _load_pdf(name, raw)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise KnowledgeError(f"{name}: not UTF-8 text; save it as UTF-8 and try again") from None
+    if not text.strip():
+        raise KnowledgeError(f"{name}: the file is empty")
+    heading = re.search(r"^#\s+(.+)$", text, re.M)
+    title = heading.group(1).strip() if heading else path.stem
+    return [Document(page_content=text, metadata={"source": name, "title": title, "page": 1})]
+
+
+def _load_pdf(name: str, raw: bytes) -> list[Document]:
+    import io
+
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(io.BytesIO(raw))
+        title = (reader.metadata.title if reader.metadata else None) or Path(name).stem
+        pages = [(i + 1, page.extract_text() or "") for i, page in enumerate(reader.pages)]
+    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise KnowledgeError(f"{name}: cannot read this PDF ({exc.__class__.__name__}: {exc})") from None
+    docs = [
+        Document(page_content=text, metadata={"source": name, "title": str(title), "page": number})
+        for number, text in pages
+        if text.strip()
+    ]
+    if not docs:
+        raise KnowledgeError(f"{name}: the PDF has no extractable text (scanned images are not supported)")
+    return docs
+
+
+def split_documents(pages: list[Document], chunk_size: int, chunk_overlap: int) -> list[Document]:
+    """Chunk pages, giving each chunk a stable id derived from source, page and position."""
+    if chunk_overlap >= chunk_size:
+        raise KnowledgeError(f"chunk overlap ({chunk_overlap}) must be smaller than chunk size ({chunk_size})")
+    splitter = RecursiveCharacterTextSplitter(
+        chunk_size=chunk_size,
+        chunk_overlap=chunk_overlap,
+        separators=["\n## ", "\n### ", "\n\n", "\n", ". ", "다. ", " ", ""],
+    )
+    chunks: list[Document] = []
+    for page in pages:
+        for index, text in enumerate(splitter.split_text(page.page_content)):
+            meta = dict(page.metadata)
+            key = f"{meta['source']}|{meta['page']}|{index}"
+            meta["chunk_id"] = hashlib.sha1(key.encode()).hexdigest()[:16]
+            meta["chunk_index"] = index
+            chunks.append(Document(page_content=text.strip(), metadata=meta, id=meta["chunk_id"]))
+    return chunks
+
+
+# ---------------------------------------------------------------- the store
+
+_clients: dict[str, object] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(path: Path):
+    """One Chroma client per directory per process (Chroma itself expects that)."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    key = str(path.resolve())
+    with _clients_lock:
+        if key not in _clients:
+            path.mkdir(parents=True, exist_ok=True)
+            _clients[key] = chromadb.PersistentClient(
+                path=key, settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True)
+            )
+        return _clients[key]
+
+
+class KnowledgeBase:
+    """Named Chroma collections sharing one embedder."""
+
+    def __init__(self, settings: Settings, embeddings: Embeddings | None = None):
+        self.settings = settings
+        self.embeddings = embeddings or get_embeddings(settings)
+        self.model_id = embedding_model_id(self.embeddings)
+        self.client = _client(settings.data_path / "chroma")
+
+    # -- collections
+
+    def names(self) -> list[str]:
+        return sorted(c.name if hasattr(c, "name") else str(c) for c in self.client.list_collections())
+
+    def exists(self, name: str) -> bool:
+        return name in self.names()
+
+    def _raw(self, name: str, create: bool = False):
+        if create:
+            return self.client.get_or_create_collection(
+                name, metadata={"hnsw:space": "cosine", "embedding_model": self.model_id}
+            )
+        if not self.exists(name):
+            raise KnowledgeError(f"collection {name!r} does not exist; known: {', '.join(self.names()) or 'none'}")
+        return self.client.get_collection(name)
+
+    def check_embedder(self, name: str) -> None:
+        stored = (self._raw(name).metadata or {}).get("embedding_model")
+        if stored and stored != self.model_id:
+            raise EmbeddingMismatchError(
+                f"collection {name!r} was indexed with {stored}, but the current embedder is "
+                f"{self.model_id}; re-index it with the current embedder or switch back to {stored}"
+            )
+
+    def store(self, name: str, create: bool = False):
+        """The LangChain Chroma vector store for a collection (checked against the embedder)."""
+        from langchain_chroma import Chroma
+
+        self._raw(name, create=create)
+        self.check_embedder(name)
+        return Chroma(client=self.client, collection_name=name, embedding_function=self.embeddings)
+
+    def info(self, name: str) -> dict:
+        col = self._raw(name)
+        metas = col.get(include=["metadatas"])["metadatas"] or []
+        sources = sorted({m.get("source", "?") for m in metas})
+        meta = col.metadata or {}
+        return {"name": name, "chunks": col.count(), "embedding_model": meta.get("embedding_model", "?"),
+                "sources": sources}
+
+    def delete_collection(self, name: str) -> None:
+        self._raw(name)
+        self.client.delete_collection(name)
+
+    def delete_source(self, name: str, source: str) -> int:
+        col = self._raw(name)
+        ids = col.get(where={"source": source})["ids"]
+        if ids:
+            col.delete(ids=ids)
+        return len(ids)
+
+    def chunks(self, name: str, source: str | None = None, limit: int = 50) -> list[Document]:
+        col = self._raw(name)
+        got = col.get(where={"source": source} if source else None, limit=limit,
+                      include=["documents", "metadatas"])
+        return [Document(page_content=d, metadata=m, id=i)
+                for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])]
+
+    # -- ingestion
+
+    def ingest(self, paths: list[Path], collection: str, progress: Progress | None = None,
+               files: dict[str, bytes] | None = None) -> IngestReport:
+        """Index files into a collection; a bad file is reported and the others still go in.
+
+        ``files`` maps file names to bytes (uploads); ``paths`` are read from disk.
+        """
+        report = IngestReport(collection)
+        items: list[tuple[Path, bytes | None]] = [(Path(p), None) for p in paths]
+        items += [(Path(name), data) for name, data in (files or {}).items()]
+        store = None
+        for path, data in items:
+            try:
+                if data is None and not path.is_file():
+                    raise KnowledgeError(f"{path.name}: file not found")
+                chunks = split_documents(load_file(path, data), self.settings.chunk_size,
+                                         self.settings.chunk_overlap)
+            except KnowledgeError as exc:
+                report.errors[path.name] = str(exc)
+                continue
+            except OSError as exc:
+                report.errors[path.name] = f"{path.name}: {exc.strerror or exc}"
+                continue
+            store = store or self.store(collection, create=True)
+            self.delete_source(collection, path.name)  # re-ingest replaces, never duplicates
+            for start in range(0, len(chunks), EMBED_BATCH):
+                batch = chunks[start:start + EMBED_BATCH]
+                store.add_documents(batch, ids=[c.id for c in batch])
+                if progress:
+                    progress(start + len(batch), len(chunks), path.name)
+            report.added[path.name] = len(chunks)
+        return report
+
+    # -- retrieval
+
+    def search(self, name: str, query: str, k: int = 3) -> list[Document]:
+        """Top-k chunks with ``score`` (cosine similarity, 0..1) and ``collection`` in metadata."""
+        store = self.store(name)
+        hits = store.similarity_search_with_score(query, k=k)
+        docs = []
+        for doc, distance in hits:
+            meta = dict(doc.metadata, score=round(1.0 - float(distance), 4), collection=name)
+            docs.append(Document(page_content=doc.page_content, metadata=meta, id=doc.id))
+        return docs
+
+    # -- sample corpora
+
+    def ensure_samples(self, progress: Progress | None = None) -> list[str]:
+        """Index the shipped sample corpora when missing, changed, or embedded with another model."""
+        rebuilt = []
+        for name, filename in SAMPLE_COLLECTIONS.items():
+            path = SAMPLES_DIR / filename
+            digest = hashlib.sha1(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
+            if self.exists(name):
+                meta = self._raw(name).metadata or {}
+                if meta.get("sample_digest") == digest and meta.get("embedding_model") == self.model_id:
+                    continue
+                self.client.delete_collection(name)  # ours, derived from a shipped file: safe to rebuild
+            report = self.ingest([path], name, progress)
+            if report.errors:
+                raise KnowledgeError("; ".join(report.errors.values()))
+            col = self._raw(name)
+            col.modify(metadata={**(col.metadata or {}), "sample_digest": digest})
+            rebuilt.append(name)
+        return rebuilt

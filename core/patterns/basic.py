@@ -1,0 +1,42 @@
+"""Basic RAG: retrieve from every collection, answer from the top-k chunks. The baseline."""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from core.context import RunContext
+from core.patterns import Pattern
+from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, search_collections
+from core.trace import stop
+
+
+def build(ctx: RunContext) -> StateGraph:
+    def retrieve(state: BaseState) -> dict:
+        docs, events = search_collections(ctx, "retrieve", ctx.kb.names(), state["standalone_question"])
+        return {"documents": docs, "trace": events}
+
+    def generate(state: BaseState) -> dict:
+        docs = state.get("documents", [])
+        answer = answer_from_documents(ctx, state["standalone_question"], docs)
+        end = stop("generate", "answered", f"answered from {len(docs)} retrieved chunks")
+        return {**final(answer, docs), **end}
+
+    builder = StateGraph(BaseState)
+    builder.add_node("contextualize", make_contextualize(ctx))
+    builder.add_node(retrieve)
+    builder.add_node(generate)
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "retrieve")
+    builder.add_edge("retrieve", "generate")
+    builder.add_edge("generate", END)
+    return builder
+
+
+PATTERN = Pattern(
+    id="basic",
+    title="Basic RAG",
+    description="Retrieve the top-k chunks from every collection and answer from them.\n"
+                "No routing, no grading: the baseline the other patterns improve on.",
+    build=build,
+    max_llm_calls=lambda s: 2,  # contextualize (follow-ups only) + generate
+)

@@ -1,0 +1,120 @@
+"""State, nodes and helpers that every pattern shares."""
+
+from __future__ import annotations
+
+from typing import Annotated, TypedDict
+
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langgraph.graph.message import add_messages
+
+from core import prompts
+from core.context import RunContext
+from core.knowledge import KnowledgeError
+from core.trace import add_or_reset, doc_ref, event
+
+SNIPPET_CHARS = 1200
+
+
+class BaseState(TypedDict, total=False):
+    question: str  # this turn's message as the user typed it
+    messages: Annotated[list[AnyMessage], add_messages]  # the conversation, user and final answers
+    standalone_question: str  # the question after contextualising follow-ups
+    documents: Annotated[list[Document], add_or_reset]
+    answer: str
+    sources: list[dict]
+    trace: Annotated[list[dict], add_or_reset]
+    termination_reason: str
+    termination_message: str
+
+
+def turn_input(question: str, reset: dict | None = None) -> dict:
+    """The graph input that starts a new turn: per-turn fields cleared, history kept."""
+    return {
+        "question": question,
+        "messages": [HumanMessage(question)],
+        "standalone_question": question,
+        "documents": None,
+        "answer": "",
+        "sources": [],
+        "trace": None,
+        "termination_reason": "",
+        "termination_message": "",
+        **(reset or {}),
+    }
+
+
+def make_contextualize(ctx: RunContext):
+    """Node: turn a follow-up into a standalone question (no LLM call on the first turn)."""
+
+    def contextualize(state: BaseState) -> dict:
+        history = state.get("messages", [])[:-1]
+        question = state["question"]
+        if not history:
+            return {"standalone_question": question}
+        convo = history[-6:] + [HumanMessage(question)]
+        reply = ctx.grader.invoke([SystemMessage(prompts.CONTEXTUALIZE_SYSTEM), *convo],
+                                  config={"tags": ["nostream"]})
+        rewritten = " ".join(str(reply.content).split())[:500] or question
+        return {
+            "standalone_question": rewritten,
+            "trace": [event("contextualize", "rewrite", grader="contextualize", target="question",
+                            verdict=rewritten, reason=f"follow-up rewritten from: {question}")],
+        }
+
+    return contextualize
+
+
+def search_collections(ctx: RunContext, node: str, collections: list[str], query: str,
+                       k: int | None = None) -> tuple[list[Document], list[dict]]:
+    """Top-k over several collections merged by score; a broken collection is traced, not fatal."""
+    found: list[Document] = []
+    events: list[dict] = []
+    for name in collections:
+        try:
+            found.extend(ctx.retrieve(name, query, k))
+        except KnowledgeError as exc:
+            events.append(event(node, "error", target=name, reason=str(exc)))
+    found.sort(key=lambda d: d.metadata.get("score", 0.0), reverse=True)
+    docs = found[: k or ctx.settings.k]
+    events.append(event(node, "tool", grader="retriever", target=",".join(collections), verdict=f"{len(docs)} documents",
+                        reason=query, documents=[doc_ref(d) for d in docs]))
+    return docs, events
+
+
+def sources_from(docs: list[Document]) -> list[dict]:
+    """Citable source records, numbered in the order the answer prompt numbered them."""
+    out = []
+    for n, doc in enumerate(docs, 1):
+        meta = doc.metadata
+        out.append({
+            "n": n,
+            "source": meta.get("source", "?"),
+            "title": meta.get("title", ""),
+            "page": meta.get("page"),
+            "chunk_id": meta.get("chunk_id", ""),
+            "collection": meta.get("collection", ""),
+            "url": meta.get("url", ""),
+            "score": meta.get("score"),
+            "text": doc.page_content[:SNIPPET_CHARS],
+        })
+    return out
+
+
+def answer_from_documents(ctx: RunContext, question: str, docs: list[Document], extra: str = "") -> str:
+    """The one place that writes a grounded answer; the token stream goes to the chat bubble."""
+    system = prompts.ANSWER_SYSTEM.format(documents=prompts.format_documents(docs))
+    if extra:
+        system += "\n\n" + extra
+    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(question)])
+    return str(reply.content).strip()
+
+
+def answer_directly(ctx: RunContext, messages: list[AnyMessage]) -> str:
+    reply = ctx.llm.invoke([SystemMessage(prompts.DIRECT_SYSTEM), *messages[-8:]])
+    return str(reply.content).strip()
+
+
+def final(answer: str, docs: list[Document] | None = None) -> dict:
+    """State update for a finished answer: text, citable sources, and the history entry."""
+    return {"answer": answer, "sources": sources_from(docs or []), "messages": [AIMessage(answer)]}

@@ -1,0 +1,38 @@
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# No real key may leak into a test run, and no test may reach a provider by accident.
+for _name in ("OPENAI_API_KEY", "TAVILY_API_KEY", "RAG_PROVIDER", "RAG_MODEL"):
+    os.environ.pop(_name, None)
+
+
+@pytest.fixture
+def settings(tmp_path):
+    from core.config import load_settings
+
+    return load_settings(data_dir=str(tmp_path / "data"), provider="embedded")
+
+
+@pytest.fixture(scope="session")
+def sample_data_dir(tmp_path_factory):
+    """A data directory with the sample corpora indexed once for the whole session (real e5, real Chroma)."""
+    from core.config import load_settings
+    from core.knowledge import KnowledgeBase
+
+    path = tmp_path_factory.mktemp("sample-data")
+    KnowledgeBase(load_settings(data_dir=str(path))).ensure_samples()
+    return path
+
+
+@pytest.fixture
+def sample_settings(sample_data_dir):
+    from core.config import load_settings
+
+    return load_settings(data_dir=str(sample_data_dir), provider="embedded")

@@ -1,0 +1,84 @@
+"""A scripted chat model for deterministic graph tests.
+
+Each call pops the next scripted reply: a string (plain answer), an AIMessage (e.g. with
+tool_calls), a dict (structured output, serialised as JSON), or an Exception (raised).
+``with_structured_output`` parses the next reply into the schema, like a real provider would.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from typing import Any, Callable
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import RunnableLambda
+from pydantic import BaseModel, PrivateAttr
+
+
+class ScriptedChatModel(BaseChatModel):
+    replies: list = []
+    latency: float = 0.0
+    # optional: choose the reply from the prompt instead of the queue (for concurrent graders)
+    responder: Callable[[list[BaseMessage]], Any] | None = None
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _calls: list = PrivateAttr(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    @property
+    def calls(self) -> list[list[BaseMessage]]:
+        return self._calls
+
+    def _next(self, messages: list[BaseMessage]):
+        if self.latency:
+            time.sleep(self.latency)
+        with self._lock:
+            self._calls.append(messages)
+            if self.responder is not None:
+                reply = self.responder(messages)
+            elif self.replies:
+                reply = self.replies.pop(0)
+            else:
+                raise AssertionError("ScriptedChatModel ran out of replies")
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(reply, dict):
+            return AIMessage(content=json.dumps(reply, ensure_ascii=False))
+        if isinstance(reply, str):
+            return AIMessage(content=reply)
+        return reply
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        message = self._next(messages)
+        message.usage_metadata = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs):
+        message = self._next(messages)
+        if message.tool_calls or not isinstance(message.content, str):
+            yield ChatGenerationChunk(message=AIMessageChunk(content=message.content, tool_calls=message.tool_calls))
+            return
+        for word in message.content.split(" "):
+            token = word + " "
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=token))
+            if run_manager:
+                run_manager.on_llm_new_token(token, chunk=chunk)
+            yield chunk
+
+    def bind_tools(self, tools, **kwargs):
+        return self
+
+    def with_structured_output(self, schema, *, include_raw: bool = False, **kwargs):
+        def parse(message: AIMessage):
+            data = json.loads(message.content)
+            if isinstance(schema, type) and issubclass(schema, BaseModel):
+                return schema.model_validate(data)
+            return data
+
+        return self | RunnableLambda(parse)
