@@ -266,6 +266,8 @@ class KnowledgeBase:
             if report.errors:
                 raise KnowledgeError("; ".join(report.errors.values()))
             col = self._raw(name)
-            col.modify(metadata={**(col.metadata or {}), "sample_digest": digest})
+            # Chroma refuses to see hnsw:* keys again in modify(), even unchanged
+            kept = {k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")}
+            col.modify(metadata={**kept, "sample_digest": digest})
             rebuilt.append(name)
         return rebuilt

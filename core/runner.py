@@ -10,6 +10,7 @@ import time
 import uuid
 from typing import Any, Iterator
 
+from langchain_core.messages import AIMessageChunk
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
@@ -83,7 +84,9 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
                                                    subgraphs=True):
             if mode == "messages":
                 message, meta = chunk
-                if meta.get("langgraph_node") in pattern.answer_nodes and message.content \
+                # chunks only: whole messages here are state updates, already streamed as chunks
+                if isinstance(message, AIMessageChunk) and message.content \
+                        and meta.get("langgraph_node") in pattern.answer_nodes \
                         and "nostream" not in (meta.get("tags") or []):
                     yield {"type": "token", "text": message.content, "node": meta["langgraph_node"]}
                 continue
@@ -157,3 +160,74 @@ def run(pattern_id: str, question: str | None, settings: Settings, **kwargs) -> 
 def resume(thread_id: str, decision: Any, settings: Settings, **kwargs) -> dict:
     """Continue a run paused for review with the reviewer's decision."""
     return run("", None, settings, thread_id=thread_id, resume=decision, **kwargs)
+
+
+# ---------------------------------------------------------------- reading threads back
+
+
+def _latest_checkpoints(settings: Settings, thread_id: str | None = None) -> dict:
+    """thread_id -> the newest top-level CheckpointTuple, read straight from the checkpointer."""
+    saver = get_checkpointer(settings.data_path)
+    config = {"configurable": {"thread_id": thread_id}} if thread_id else None
+    latest: dict = {}
+    for item in saver.list(config):
+        conf = item.config["configurable"]
+        if conf.get("checkpoint_ns"):
+            continue  # subgraph checkpoints
+        if conf["thread_id"] not in latest:  # list() yields newest first
+            latest[conf["thread_id"]] = item
+    return latest
+
+
+def _interrupts(item) -> list:
+    return [getattr(v, "value", v) for channel, v in _flatten_writes(item.pending_writes or [])
+            if channel == "__interrupt__"]
+
+
+def _flatten_writes(writes):
+    for _task, channel, value in writes:
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            yield channel, v
+
+
+def thread_history(settings: Settings, thread_id: str) -> list[dict]:
+    """The conversation of a thread as turns, rebuilt from the checkpointer (survives restarts).
+
+    Each turn: {"question", "answer", "result"} where result is the stored run record (sources,
+    trace, usage) when there is one.
+    """
+    item = _latest_checkpoints(settings, thread_id).get(thread_id)
+    if item is None:
+        return []
+    messages = item.checkpoint["channel_values"].get("messages", [])
+    runs = [r for r in get_registry(settings.data_path).runs(thread_id) if r["status"] != "running"]
+    turns: list[dict] = []
+    for message in messages:
+        if message.type == "human":
+            turns.append({"question": message.content, "answer": "", "result": None})
+        elif message.type == "ai" and turns and not message.tool_calls:
+            turns[-1]["answer"] = message.content
+    for turn, run_record in zip(turns, runs):
+        turn["result"] = run_record["result"]
+    return turns
+
+
+def pending_reviews(settings: Settings) -> list[dict]:
+    """Every thread paused at an interrupt, oldest first, with what it waits for."""
+    registry = get_registry(settings.data_path)
+    out = []
+    for thread_id, item in _latest_checkpoints(settings).items():
+        waiting = _interrupts(item)
+        if not waiting:
+            continue
+        thread = registry.get(thread_id) or {}
+        out.append({
+            "thread_id": thread_id,
+            "pattern": thread.get("pattern", "?"),
+            "title": thread.get("title", ""),
+            "paused_at": item.checkpoint.get("ts", ""),
+            "question": item.checkpoint["channel_values"].get("standalone_question")
+            or item.checkpoint["channel_values"].get("question", ""),
+            "interrupt": waiting[0],
+        })
+    return sorted(out, key=lambda r: r["paused_at"])

@@ -50,7 +50,7 @@ def make_contextualize(ctx: RunContext):
     def contextualize(state: BaseState) -> dict:
         history = state.get("messages", [])[:-1]
         question = state["question"]
-        if not history:
+        if not any(m.type == "ai" for m in history):  # first turn, or only failed turns before
             return {"standalone_question": question}
         convo = history[-6:] + [HumanMessage(question)]
         reply = ctx.grader.invoke([SystemMessage(prompts.CONTEXTUALIZE_SYSTEM), *convo],

@@ -1,4 +1,7 @@
-"""Every prompt the graphs use, as constants formatted at call time.
+"""Every prompt the graphs use, as constants formatted at call time (one module per family).
+
+This module holds the shared answer prompts; `workflow` holds routers and graders, `agents` the
+agent prompts.
 
 Retrieved text is data: each prompt that shows documents fences them and says that instructions
 inside them are to be ignored.

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need (Python packages, Debian's Chromium for the
+# browser tests), then runs the whole suite. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+if ! command -v chromium >/dev/null 2>&1; then
+    if [ "$(id -u)" = "0" ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    else
+        echo "Chromium is missing: install it (sudo apt-get install chromium) to run the browser tests" >&2
+    fi
+fi
+exec python -m pytest -q "$@"

@@ -1,0 +1,52 @@
+"""The CLI as a user runs it: real embedded model, real Chroma, a fresh data directory."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _cli(*args, data_dir, env_extra=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "TAVILY_API_KEY")}
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "core", "--data-dir", str(data_dir), *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+def test_ask_json_on_the_embedded_model_cites_the_menu(sample_data_dir):
+    proc = _cli("ask", "--json", "스테이크 메뉴의 가격은 얼마인가요?", data_dir=sample_data_dir)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    for key in ("answer", "pattern", "thread_id", "termination_reason", "sources", "trace", "llm_calls", "interrupted"):
+        assert key in result
+    assert result["provider"] == "embedded"
+    assert any(s["source"] == "restaurant_menu.md" for s in result["sources"])
+    assert result["termination_reason"] == "answered" and result["llm_calls"] >= 1
+
+
+def test_openai_without_a_key_fails_with_one_clear_line(tmp_path):
+    proc = _cli("ask", "--provider", "openai", "스테이크 메뉴의 가격은 얼마인가요?", data_dir=tmp_path)
+    assert proc.returncode == 1
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("  ")
+             and "indexed sample" not in line]
+    assert lines == ["error: OpenAI needs OPENAI_API_KEY: set it in the environment, .env or "
+                     ".streamlit/secrets.toml, or choose another provider"]
+    assert "Traceback" not in proc.stderr
+
+
+def test_doctor_and_ingest_report_per_file_errors(tmp_path):
+    good = tmp_path / "note.md"
+    good.write_text("# 주차 안내\n건물 지하 2층에 주차할 수 있습니다.")
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"not a pdf")
+    proc = _cli("ingest", str(good), str(bad), "--collection", "notes", data_dir=tmp_path / "d")
+    assert proc.returncode == 1
+    assert "ok     note.md: 1 chunks -> notes" in proc.stdout
+    assert "bad.pdf: cannot read this PDF" in proc.stdout
+    doctor = _cli("doctor", data_dir=tmp_path / "d")
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    assert "embedded (gemma-3-270m-q4_k_m): ok" in doctor.stdout
+    assert "collection     : notes: 1 chunks" in doctor.stdout

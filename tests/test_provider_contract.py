@@ -1,0 +1,86 @@
+"""The contract every chat provider must meet; the embedded model runs for real in CI.
+
+Other providers run when configured (RAG_CONTRACT_PROVIDERS=openai,ollama,openai-compatible).
+"""
+
+import os
+import threading
+from typing import Literal
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from pydantic import BaseModel, Field
+
+from core.config import load_settings
+from core.models import check, get_chat_model
+
+PROVIDERS = ["embedded"] + [p for p in os.environ.get("RAG_CONTRACT_PROVIDERS", "").split(",") if p]
+
+
+class Verdict(BaseModel):
+    """Whether the document answers the question."""
+
+    binary_score: Literal["yes", "no"] = Field(description="'yes' if relevant, else 'no'")
+
+
+@tool
+def search_menu(query: str) -> str:
+    """Search the restaurant menu for dishes, prices and ingredients."""
+    return "시그니처 스테이크: ₩35,000"
+
+
+@pytest.fixture(params=PROVIDERS)
+def model(request):
+    settings = load_settings(provider=request.param, max_tokens=96)
+    status = check(settings)
+    if not status.ok:
+        pytest.fail(f"provider not usable: {status.line()}")
+    return get_chat_model(settings)
+
+
+def test_check_reports_ok_quickly_for_embedded():
+    status = check(load_settings(provider="embedded"))
+    assert status.ok, status.line()
+
+
+def test_structured_output_returns_a_valid_literal_instance(model):
+    result = model.with_structured_output(Verdict).invoke(
+        "Question: 스테이크 가격은? Document: 시그니처 스테이크 ₩35,000. Is the document relevant?")
+    assert isinstance(result, Verdict)
+    assert result.binary_score in ("yes", "no")
+
+
+def test_forced_tool_call_is_parseable(model):
+    reply = model.bind_tools([search_menu], tool_choice="search_menu").invoke("스테이크 가격을 메뉴에서 찾아주세요")
+    assert isinstance(reply, AIMessage)
+    assert reply.tool_calls, reply
+    call = reply.tool_calls[0]
+    assert call["name"] == "search_menu"
+    assert isinstance(call["args"].get("query"), str)
+    assert call["id"]
+
+
+def test_plain_and_streamed_generation_produce_text(model):
+    assert model.invoke("Say hello.").content.strip()
+    chunks = [c.content for c in model.stream("Count from 1 to 3.")]
+    assert "".join(chunks).strip()
+    assert len([c for c in chunks if c]) > 1  # really streamed, token by token
+
+
+def test_embedded_model_is_safe_from_several_threads():
+    model = get_chat_model(load_settings(provider="embedded", max_tokens=16))
+    results, errors = [], []
+
+    def ask():
+        try:
+            results.append(model.with_structured_output(Verdict).invoke("Is water wet? Document: water is wet."))
+        except Exception as exc:  # collected, asserted below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=ask) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 3
