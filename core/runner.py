@@ -20,6 +20,7 @@ from core.context import RunContext, make_context
 from core.models import friendly_error, model_name, resolve_provider
 from core.patterns import compile_pattern, get_pattern
 from core.patterns.common import turn_input
+from core.review import ReviewDecisionError, normalise_decision
 from core.threads import get_registry
 from core.trace import UsageCallback, merge_usage
 
@@ -53,6 +54,10 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         if not previous or previous["status"] != "waiting":
             raise RunInputError(f"Thread {thread_id} is not waiting for a review.")
         run_id, question = previous["id"], previous["question"]
+        try:
+            resume = normalise_decision(resume)
+        except ReviewDecisionError as exc:
+            raise RunInputError(str(exc)) from None
         earlier_usage = (previous["result"] or {}).get("usage", {})
     else:
         question = check_question(question)
@@ -79,7 +84,9 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
             run_id = registry.start_run(thread_id, question)
         else:
             registry.set_status(thread_id, "running")
-        graph_input = Command(resume=resume) if resume is not None else turn_input(question, pattern.reset)
+        chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
+        graph_input = (Command(resume=resume) if resume is not None
+                       else turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review"))))
         for namespace, mode, chunk in graph.stream(graph_input, config, stream_mode=["updates", "messages"],
                                                    subgraphs=True):
             if mode == "messages":

@@ -13,6 +13,8 @@ from core.config import Settings
 # id -> module under core.patterns; the order is the order the UI lists them in
 _MODULES = {
     "basic": "basic",
+    "adaptive": "adaptive",
+    "self_rag": "self_rag",
 }
 
 

@@ -6,12 +6,15 @@ from typing import Annotated, TypedDict
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langgraph.graph import END
 from langgraph.graph.message import add_messages
+from langgraph.types import Command, interrupt
 
 from core import prompts
 from core.context import RunContext
 from core.knowledge import KnowledgeError
-from core.trace import add_or_reset, doc_ref, event
+from core.review import document_review, kept_documents, normalise_decision
+from core.trace import add_or_reset, doc_ref, event, stop
 
 SNIPPET_CHARS = 1200
 
@@ -20,21 +23,23 @@ class BaseState(TypedDict, total=False):
     question: str  # this turn's message as the user typed it
     messages: Annotated[list[AnyMessage], add_messages]  # the conversation, user and final answers
     standalone_question: str  # the question after contextualising follow-ups
-    documents: Annotated[list[Document], add_or_reset]
+    documents: list[Document]  # the documents the answer will be written from
     answer: str
     sources: list[dict]
     trace: Annotated[list[dict], add_or_reset]
     termination_reason: str
     termination_message: str
+    review: bool  # pause for human review before answering (this turn)
 
 
-def turn_input(question: str, reset: dict | None = None) -> dict:
+def turn_input(question: str, reset: dict | None = None, review: bool = False) -> dict:
     """The graph input that starts a new turn: per-turn fields cleared, history kept."""
     return {
+        "review": review,
         "question": question,
         "messages": [HumanMessage(question)],
         "standalone_question": question,
-        "documents": None,
+        "documents": [],
         "answer": "",
         "sources": [],
         "trace": None,
@@ -82,6 +87,15 @@ def search_collections(ctx: RunContext, node: str, collections: list[str], query
     return docs, events
 
 
+def is_korean(text: str) -> bool:
+    return any("\uac00" <= ch <= "\ud7a3" for ch in text)
+
+
+def say(question: str, ko: str, en: str) -> str:
+    """A fixed message in the language of the question (for answers the graph writes itself)."""
+    return ko if is_korean(question) else en
+
+
 def sources_from(docs: list[Document]) -> list[dict]:
     """Citable source records, numbered in the order the answer prompt numbered them."""
     out = []
@@ -118,3 +132,43 @@ def answer_directly(ctx: RunContext, messages: list[AnyMessage]) -> str:
 def final(answer: str, docs: list[Document] | None = None) -> dict:
     """State update for a finished answer: text, citable sources, and the history entry."""
     return {"answer": answer, "sources": sources_from(docs or []), "messages": [AIMessage(answer)]}
+
+
+def make_review_documents(retrieve_again, answer_node: str = "generate"):
+    """Node: pause with the question and documents; resume with approve / drop / edit / reject.
+
+    ``retrieve_again(state) -> node name`` says where an edited question is searched again: the
+    reviewer must never get an answer written from documents found for the old question.
+    """
+
+    def review_documents(state: BaseState) -> Command:
+        docs = state.get("documents", [])
+        question = state["standalone_question"]
+        decision = normalise_decision(interrupt(document_review("review_documents", question, docs)))
+        action = decision["action"]
+        if action == "reject":
+            message = decision.get("message") or "no reason given"
+            return Command(goto=END, update={"answer": "", "sources": [],
+                                             **stop("review_documents", "user_rejected", f"rejected by the reviewer: {message}")})
+        if action == "edit":
+            edited = " ".join(str(decision["question"]).split())
+            note = event("review_documents", "interrupt", verdict="edit", target="question",
+                         reason=f"question edited to: {edited}; retrieving again")
+            return Command(goto=retrieve_again(state), update={"standalone_question": edited, "documents": [],
+                                                               "trace": [note]})
+        kept = kept_documents(docs, decision)
+        dropped = len(docs) - len(kept)
+        note = event("review_documents", "interrupt", verdict="approve", target="documents",
+                     reason=f"approved {len(kept)} document(s)" + (f", dropped {dropped}" if dropped else ""))
+        return Command(goto=answer_node, update={"documents": kept, "trace": [note]})
+
+    return review_documents
+
+
+def after_retrieval(review_node: str = "review_documents", answer_node: str = "generate"):
+    """Router: to the review pause when this turn asked for one, else straight to the answer."""
+
+    def route_after_retrieval(state: BaseState) -> str:
+        return review_node if state.get("review") else answer_node
+
+    return route_after_retrieval

@@ -1,0 +1,53 @@
+"""A pattern's Mermaid diagram with the path one run took highlighted (text only, no web service)."""
+
+from __future__ import annotations
+
+import re
+import string
+
+VISITED = "classDef visited fill:#f6c667,stroke:#7b2d26,stroke-width:2px,color:#222"
+PAUSED = "classDef paused fill:#9ecae1,stroke:#08519c,stroke-width:3px,stroke-dasharray:4 2"
+VISITED_LINK = "stroke:#7b2d26,stroke-width:3px"
+_EDGE = re.compile(r"^\s*(\S+?)\s*(?:-->|-\.->|-\.\s.*?\.->)\s*(\S+?);?\s*$")
+_SAFE = set(string.ascii_letters + string.digits + "_-")
+
+
+def mermaid_id(name: str) -> str:
+    """The node id LangChain's draw_mermaid gives a node name (same escaping rule)."""
+    return "".join(ch if ch in _SAFE else "\\" + format(ord(ch), "x") for ch in name)
+
+
+def pattern_mermaid(pattern, ctx) -> str:
+    """The compiled graph's Mermaid text; models are not called, so this is cheap."""
+    from core.patterns import compile_pattern
+
+    return compile_pattern(pattern, ctx).get_graph().draw_mermaid()
+
+
+def highlight(mermaid: str, path: list[str], paused_at: str | None = None, finished: bool = True) -> str:
+    """Add styles that mark the nodes and edges a run visited (and the node it paused at)."""
+    if not path and not paused_at:
+        return mermaid
+    walk = ["__start__", *path] + (["__end__"] if finished and not paused_at else [])
+    lines = mermaid.rstrip("\n").split("\n")
+    defined = {m.group(1) for line in lines if (m := re.match(r"^\s*([^\s(\[]+)[(\[]", line))}
+    visited = [mermaid_id(n) for n in dict.fromkeys(walk) if mermaid_id(n) in defined]
+    steps = {(mermaid_id(a), mermaid_id(b)) for a, b in zip(walk, walk[1:])}
+    if paused_at:
+        steps.add((mermaid_id(walk[-1]), mermaid_id(paused_at)))
+    links = []
+    for line in lines:
+        m = _EDGE.match(line)
+        if m and not line.strip().startswith(("subgraph", "classDef", "class ")):
+            links.append((m.group(1), m.group(2)))
+    extra = [VISITED, PAUSED]
+    paused_id = mermaid_id(paused_at) if paused_at else None
+    marked = [n for n in visited if n != paused_id]
+    if marked:
+        extra.append(f"class {','.join(marked)} visited")
+    if paused_id and paused_id in defined:
+        extra.append(f"class {paused_id} paused")
+    used = [str(i) for i, pair in enumerate(links) if pair in steps]
+    if used:
+        extra.append(f"linkStyle {','.join(used)} {VISITED_LINK}")
+    return "\n".join(lines + ["\t" + e for e in extra]) + "\n"

@@ -1,0 +1,84 @@
+"""Export one run (question, answer, sources, trace, usage) as JSON or Markdown, without secrets."""
+
+from __future__ import annotations
+
+import json
+
+from core.config import SECRET_FIELDS, Settings
+
+RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
+                 "termination_message", "error", "interrupted", "sources", "trace", "path", "usage",
+                 "llm_calls", "tokens", "ms", "provider", "model")
+# the settings that explain a run; URLs are left out (they may carry credentials)
+SETTING_FIELDS = ("provider", "model", "grader_model", "temperature", "max_tokens", "k", "max_rewrites",
+                  "max_generations", "max_iterations", "embedding_provider", "embedding_model")
+TRACE_COLUMNS = ("node", "kind", "grader", "target", "verdict", "score", "reason")
+
+
+def export_record(result: dict, settings: Settings | None = None) -> dict:
+    """The exportable part of a run result; any secret value that slipped into text is masked."""
+    record = {key: result.get(key) for key in RESULT_FIELDS if key in result}
+    if settings is not None:
+        record["settings"] = {key: getattr(settings, key) for key in SETTING_FIELDS}
+        secrets = [getattr(settings, name) for name in SECRET_FIELDS if getattr(settings, name)]
+        if secrets:
+            record = _mask(record, secrets)
+    return record
+
+
+def _mask(value, secrets: list[str]):
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, "***")
+        return value
+    if isinstance(value, dict):
+        return {k: _mask(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_mask(v, secrets) for v in value]
+    return value
+
+
+def to_json(result: dict, settings: Settings | None = None) -> str:
+    return json.dumps(export_record(result, settings), ensure_ascii=False, indent=2, default=str)
+
+
+def _cell(value) -> str:
+    text = "" if value is None else (json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list))
+                                      else str(value))
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _table(header: tuple, rows: list[tuple]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+
+
+def to_markdown(result: dict, settings: Settings | None = None) -> str:
+    """A readable report of the run: question, answer, why it stopped, sources, trace, usage."""
+    rec = export_record(result, settings)
+    out = [f"# {rec.get('pattern', '')}: {_cell(rec.get('question'))}", ""]
+    if rec.get("standalone_question") and rec["standalone_question"] != rec.get("question"):
+        out += [f"Standalone question: {rec['standalone_question']}", ""]
+    out += ["## Answer", "", rec.get("answer") or "_(no answer)_", ""]
+    if rec.get("error"):
+        out += [f"**Error:** {rec['error']}", ""]
+    out += [f"**Stopped:** `{rec.get('termination_reason') or '-'}` {rec.get('termination_message') or ''}".rstrip(),
+            "", f"Path: {' → '.join(rec.get('path') or [])}",
+            f"Model: {rec.get('provider', '?')} / {rec.get('model', '?')} · {rec.get('llm_calls', 0)} LLM calls · "
+            f"{rec.get('tokens', 0)} tokens · {rec.get('ms', 0)} ms", ""]
+    if rec.get("sources"):
+        out += ["## Sources", ""]
+        for src in rec["sources"]:
+            where = src.get("url") or f"{src.get('source', '?')}, p.{src.get('page')}"
+            score = f" · score {src['score']:.3f}" if isinstance(src.get("score"), (int, float)) else ""
+            out += [f"[{src.get('n')}] {src.get('title') or src.get('source')} ({where}){score}", "",
+                    "> " + _cell(src.get("text"))[:600], ""]
+    if rec.get("trace"):
+        out += ["## Trace", ""] + _table(TRACE_COLUMNS, [tuple(e.get(c) for c in TRACE_COLUMNS)
+                                                         for e in rec["trace"]]) + [""]
+    if rec.get("usage"):
+        out += ["## Usage per node", ""] + _table(("node", "llm_calls", "tokens", "ms"), [
+            (node, s.get("llm_calls"), s.get("tokens"), s.get("ms")) for node, s in rec["usage"].items()]) + [""]
+    if rec.get("settings"):
+        out += ["## Settings", ""] + [f"- {k}: {v}" for k, v in rec["settings"].items()] + [""]
+    return "\n".join(out)

@@ -1,0 +1,230 @@
+"""Every router, grader, rewriter and refiner: one function over a small structured-output schema.
+
+A verdict that fails to parse is retried once; a second failure returns the documented fallback
+with ``fallback=True`` and the error text, so the graph records it and continues. Provider errors
+(connection, auth, timeout) are not parse failures and propagate to the runner.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Generic, Literal, TypeVar
+
+from langchain_core.documents import Document
+from langchain_core.exceptions import OutputParserException
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from core.prompts import workflow as P
+
+PARSE_ERRORS = (OutputParserException, ValueError, KeyError, TypeError)  # ValidationError, JSONDecodeError
+NO_STREAM = {"tags": ["nostream"]}  # grader output never reaches the chat bubble
+
+T = TypeVar("T", bound=BaseModel)
+
+
+# ---------------------------------------------------------------- schemas
+
+
+class Route(BaseModel):
+    """Where to look for the answer."""
+
+    route: Literal["menu", "wine", "web", "direct"]
+
+
+class Sources(BaseModel):
+    """Which sources to search (one or more)."""
+
+    sources: list[Literal["menu", "wine", "web"]] = Field(min_length=1, max_length=3)
+
+
+class Complexity(BaseModel):
+    complexity: Literal["simple", "compare", "analyse"]
+
+
+class SubQuestions(BaseModel):
+    questions: list[str] = Field(min_length=1, max_length=3)
+
+
+class RetrievalNeed(BaseModel):
+    retrieve: Literal["yes", "no"]
+
+
+class Relevance(BaseModel):
+    relevant: Literal["yes", "no"]
+
+
+class CragGrade(BaseModel):
+    grade: Literal["correct", "ambiguous", "incorrect"]
+    confidence: float = Field(ge=0.0, le=1.0)
+
+
+class Grounded(BaseModel):
+    grounded: Literal["yes", "no"]
+
+
+class Usefulness(BaseModel):
+    useful: Literal["yes", "no"]
+    score: Literal[1, 2, 3, 4, 5]
+
+
+class Rewrite(BaseModel):
+    question: str = Field(min_length=1)
+
+
+# ---------------------------------------------------------------- the one mechanism
+
+
+@dataclass
+class Outcome(Generic[T]):
+    value: T
+    fallback: bool = False
+    error: str = ""
+
+
+def _messages(system: str, human: str) -> list:
+    return [SystemMessage(system), HumanMessage(human)]
+
+
+def _fallback(fallback: T, exc: Exception) -> Outcome[T]:
+    return Outcome(fallback, fallback=True, error=f"{exc.__class__.__name__}: {str(exc)[:300]}")
+
+
+def ask(model: BaseChatModel, schema: type[T], system: str, human: str, fallback: T) -> Outcome[T]:
+    """One structured verdict, with one retry on a parse failure, then the fallback."""
+    runnable = model.with_structured_output(schema)
+    last: Exception | None = None
+    for _ in range(2):
+        try:
+            value = runnable.invoke(_messages(system, human), config=NO_STREAM)
+            if isinstance(value, schema):
+                return Outcome(value)
+            return Outcome(schema.model_validate(value))
+        except PARSE_ERRORS as exc:
+            last = exc
+    return _fallback(fallback, last)
+
+
+def ask_many(model: BaseChatModel, schema: type[T], system: str, humans: list[str], fallback: T,
+             max_concurrency: int) -> list[Outcome[T]]:
+    """The same verdict over many inputs, concurrently (bounded); failures retried once, together."""
+    if not humans:
+        return []
+    runnable = model.with_structured_output(schema)
+    config = {**NO_STREAM, "max_concurrency": max(1, max_concurrency)}
+    inputs = [_messages(system, h) for h in humans]
+    results: list = runnable.batch(inputs, config=config, return_exceptions=True)
+    retry = [i for i, r in enumerate(results) if isinstance(r, PARSE_ERRORS)]
+    if retry:
+        again = runnable.batch([inputs[i] for i in retry], config=config, return_exceptions=True)
+        for i, r in zip(retry, again):
+            results[i] = r
+    outcomes: list[Outcome[T]] = []
+    for r in results:
+        if isinstance(r, PARSE_ERRORS):
+            outcomes.append(_fallback(fallback, r))
+        elif isinstance(r, Exception):
+            raise r  # provider trouble: the runner turns it into one clear message
+        else:
+            outcomes.append(Outcome(r if isinstance(r, schema) else schema.model_validate(r)))
+    return outcomes
+
+
+def _doc(doc: Document) -> str:
+    return f"<document>\n{doc.page_content}\n</document>"
+
+
+# ---------------------------------------------------------------- graders
+
+
+def route_question(model, question: str) -> Outcome[Route]:
+    """menu / wine / web / direct. Fallback: direct (the run says so in its trace)."""
+    return ask(model, Route, P.ROUTER_SYSTEM, f"Question: {question}", Route(route="direct"))
+
+
+def select_sources(model, question: str) -> Outcome[Sources]:
+    """Multi-select for fan-out search. Fallback: menu and wine (our own stores)."""
+    outcome = ask(model, Sources, P.MULTI_ROUTER_SYSTEM, f"Question: {question}",
+                  Sources(sources=["menu", "wine"]))
+    outcome.value.sources = list(dict.fromkeys(outcome.value.sources))  # a small model may repeat itself
+    return outcome
+
+
+def classify_complexity(model, question: str) -> Outcome[Complexity]:
+    """simple / compare / analyse. Fallback: simple (one retrieval)."""
+    return ask(model, Complexity, P.COMPLEXITY_SYSTEM, f"Question: {question}", Complexity(complexity="simple"))
+
+
+def decompose(model, question: str, max_parts: int = 3) -> Outcome[SubQuestions]:
+    """At most ``max_parts`` sub-questions. Fallback: the question itself."""
+    outcome = ask(model, SubQuestions, P.DECOMPOSE_SYSTEM.format(max_parts=max_parts), f"Question: {question}",
+                  SubQuestions(questions=[question]))
+    cleaned = [_strip_label(" ".join(q.split()))[:300] for q in outcome.value.questions if q.strip()]
+    outcome.value.questions = list(dict.fromkeys(cleaned))[:max_parts] or [question]
+    return outcome
+
+
+def needs_retrieval(model, question: str) -> Outcome[RetrievalNeed]:
+    """yes / no. Fallback: yes (looking things up is the safe default)."""
+    return ask(model, RetrievalNeed, P.RETRIEVAL_NEED_SYSTEM, f"Question: {question}", RetrievalNeed(retrieve="yes"))
+
+
+def grade_documents(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[Relevance]]:
+    """Relevance yes/no per document, all at once. Fallback: yes (keep, rather than lose evidence)."""
+    humans = [f"Question: {question}\n\n{_doc(d)}" for d in docs]
+    return ask_many(model, Relevance, P.RELEVANCE_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
+
+
+def crag_grade(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[CragGrade]]:
+    """correct / ambiguous / incorrect with confidence per document. Fallback: ambiguous, 0.5."""
+    humans = [f"Question: {question}\n\n{_doc(d)}" for d in docs]
+    return ask_many(model, CragGrade, P.CRAG_SYSTEM, humans, CragGrade(grade="ambiguous", confidence=0.5),
+                    max_concurrency)
+
+
+def grade_strips(model, question: str, strips: list[str], max_concurrency: int) -> list[Outcome[Relevance]]:
+    """Relevance of each sentence strip. Fallback: yes (keep the sentence)."""
+    humans = [f"Question: {question}\n\nSentence: <document>{s}</document>" for s in strips]
+    return ask_many(model, Relevance, P.STRIP_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
+
+
+def grade_grounded(model, docs: list[Document], answer: str) -> Outcome[Grounded]:
+    """Is every fact in the answer in the documents? Fallback: no (do not accept unverified text)."""
+    human = "\n\n".join(_doc(d) for d in docs) + f"\n\n<answer>\n{answer}\n</answer>"
+    return ask(model, Grounded, P.HALLUCINATION_SYSTEM, human, Grounded(grounded="no"))
+
+
+def grade_usefulness(model, question: str, answer: str) -> Outcome[Usefulness]:
+    """useful yes/no and a 1-5 score. Fallback: no, 3 (regenerate, do not accept)."""
+    human = f"Question: {question}\n\n<answer>\n{answer}\n</answer>"
+    return ask(model, Usefulness, P.USEFULNESS_SYSTEM, human, Usefulness(useful="no", score=3))
+
+
+def rewrite_question(model, question: str, for_web: bool = False) -> Outcome[Rewrite]:
+    """A better vector-store question, or a short web query. Fallback: the question unchanged."""
+    system = P.REWRITE_WEB_SYSTEM if for_web else P.REWRITE_VECTOR_SYSTEM
+    outcome = ask(model, Rewrite, system, f"Question: {question}", Rewrite(question=question))
+    text = _strip_label(" ".join(outcome.value.question.split()))
+    if for_web:
+        text = " ".join(text.split()[:12])
+    outcome.value.question = text[:300] or question
+    return outcome
+
+
+_LABEL = re.compile(r"^((question|query|질문)\s*[:：]\s*)+", re.I)
+
+
+def _strip_label(text: str) -> str:
+    """Small models echo the prompt's "Question:" label back; it is not part of the question."""
+    return _LABEL.sub("", text).strip()
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=다\.)\s*|\n+")
+
+
+def split_strips(text: str, min_chars: int = 10) -> list[str]:
+    """Sentence strips for knowledge refinement (Korean and English sentence ends, list lines)."""
+    parts = [p.strip(" -•\t") for p in _SENTENCE_END.split(text)]
+    return [p for p in parts if len(p) >= min_chars]

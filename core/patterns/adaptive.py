@@ -1,0 +1,203 @@
+"""Adaptive RAG: route each question to the menu, the wine list, the web or a direct answer.
+
+Variant ``complexity`` routes by how hard the question is instead: simple -> one retrieval;
+compare / analyse -> at most 3 sub-questions, each retrieved and answered (fan-out with Send),
+then one synthesis. Optional human review pauses before the answer is written.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from core import graders
+from core.context import RunContext
+from core.patterns import Pattern
+from core.patterns.common import (
+    BaseState,
+    after_retrieval,
+    answer_directly,
+    answer_from_documents,
+    final,
+    make_contextualize,
+    make_review_documents,
+    say,
+    search_collections,
+)
+from core.prompts import workflow as P
+from core.trace import add_or_reset, event, stop
+
+STORES = {"menu": "restaurant_menu", "wine": "restaurant_wine"}
+MAX_SUB_QUESTIONS = 3
+
+
+class AdaptiveState(BaseState, total=False):
+    variant: str  # "domain" (default) or "complexity"
+    route: str
+    complexity: str
+    sub_questions: list[str]
+    sub_answers: Annotated[list[dict], add_or_reset]
+    web_status: str
+
+
+class SubQuestion(BaseState, total=False):
+    sub_question: str
+
+
+def build(ctx: RunContext) -> StateGraph:
+    s = ctx.settings
+
+    def choose_variant(state: AdaptiveState) -> Literal["route_question", "classify_complexity"]:
+        return "classify_complexity" if state.get("variant") == "complexity" else "route_question"
+
+    # -- domain routing
+
+    def route_question(state: AdaptiveState) -> dict:
+        outcome = graders.route_question(ctx.grader, state["standalone_question"])
+        route = outcome.value.route
+        if outcome.fallback:
+            ev = event("route_question", "error", grader="question_router", verdict=route,
+                       reason=f"router output unusable ({outcome.error}); falling back to a direct answer")
+        else:
+            ev = event("route_question", "route", grader="question_router", verdict=route,
+                       reason=f"question routed to {route}")
+        return {"route": route, "trace": [ev]}
+
+    def pick_route(state: AdaptiveState) -> Literal["search_menu", "search_wine", "search_web", "direct_answer"]:
+        return {"menu": "search_menu", "wine": "search_wine", "web": "search_web"}.get(state["route"], "direct_answer")
+
+    def search_menu(state: AdaptiveState) -> dict:
+        docs, events = search_collections(ctx, "search_menu", [STORES["menu"]], state["standalone_question"])
+        return {"documents": docs, "trace": events}
+
+    def search_wine(state: AdaptiveState) -> dict:
+        docs, events = search_collections(ctx, "search_wine", [STORES["wine"]], state["standalone_question"])
+        return {"documents": docs, "trace": events}
+
+    def search_web(state: AdaptiveState) -> dict:
+        result = ctx.web(state["standalone_question"])
+        ev = event("search_web", "tool", grader="web_search", target=result.query, verdict=result.status,
+                   reason=result.reason or f"{len(result.documents)} results")
+        return {"documents": result.documents, "web_status": result.status if result.ok else result.reason,
+                "trace": [ev]}
+
+    def direct_answer(state: AdaptiveState) -> dict:
+        answer = answer_directly(ctx, state["messages"])
+        why = "router chose a direct answer" if state.get("route") == "direct" else "direct answer"
+        return {**final(answer), **stop("direct_answer", "direct_answer", why)}
+
+    def generate(state: AdaptiveState) -> dict:
+        docs = state.get("documents", [])
+        question = state["standalone_question"]
+        if not docs and state.get("route") == "web":
+            answer = say(question, f"웹 검색을 사용할 수 없어 답할 수 없습니다 ({state.get('web_status')}).",
+                         f"I cannot answer: web search is unavailable ({state.get('web_status')}).")
+            return {**final(answer), **stop("generate", "web_unavailable",
+                                            f"web search unavailable: {state.get('web_status')}")}
+        if not docs:
+            answer = say(question, "관련 문서를 찾지 못해 답할 수 없습니다.",
+                         "I found no documents to answer from.")
+            return {**final(answer), **stop("generate", "no_relevant_documents", "no documents were retrieved")}
+        answer = answer_from_documents(ctx, question, docs, P.WEB_NOTE if state.get("route") == "web" else "")
+        return {**final(answer, docs), **stop("generate", "answered", f"answered from {len(docs)} document(s)")}
+
+    # -- complexity routing
+
+    def classify_complexity(state: AdaptiveState) -> dict:
+        outcome = graders.classify_complexity(ctx.grader, state["standalone_question"])
+        level = outcome.value.complexity
+        kind = "error" if outcome.fallback else "route"
+        reason = (f"classifier output unusable ({outcome.error}); treating as simple" if outcome.fallback
+                  else f"question judged {level}")
+        return {"complexity": level, "trace": [event("classify_complexity", kind, grader="complexity",
+                                                     verdict=level, reason=reason)]}
+
+    def pick_complexity(state: AdaptiveState) -> Literal["retrieve", "decompose"]:
+        return "retrieve" if state.get("complexity", "simple") == "simple" else "decompose"
+
+    def retrieve(state: AdaptiveState) -> dict:
+        docs, events = search_collections(ctx, "retrieve", ctx.kb.names(), state["standalone_question"])
+        return {"documents": docs, "trace": events}
+
+    def decompose(state: AdaptiveState) -> dict:
+        outcome = graders.decompose(ctx.grader, state["standalone_question"], MAX_SUB_QUESTIONS)
+        parts = outcome.value.questions
+        ev = event("decompose", "error" if outcome.fallback else "rewrite", grader="decomposer",
+                   verdict=f"{len(parts)} sub-question(s)", reason=" | ".join(parts))
+        return {"sub_questions": parts, "sub_answers": [], "trace": [ev]}
+
+    def fan_out(state: AdaptiveState) -> list[Send]:
+        return [Send("answer_sub_question", {"sub_question": q}) for q in state["sub_questions"]]
+
+    def answer_sub_question(state: SubQuestion) -> dict:
+        question = state["sub_question"]
+        docs, events = search_collections(ctx, "answer_sub_question", ctx.kb.names(), question)
+        answer = answer_from_documents(ctx, question, docs)
+        return {"sub_answers": [{"question": question, "answer": answer, "documents": docs}], "trace": events}
+
+    def synthesise(state: AdaptiveState) -> dict:
+        order = {q: i for i, q in enumerate(state["sub_questions"])}
+        parts = sorted(state.get("sub_answers", []), key=lambda a: order.get(a["question"], 99))
+        docs, blocks = [], []
+        for part in parts:  # renumber each sub-answer's citations into one list
+            offset = len(docs)
+            text = part["answer"]
+            for n in range(len(part["documents"]), 0, -1):
+                text = text.replace(f"[{n}]", f"[{n + offset}]")
+            docs.extend(part["documents"])
+            blocks.append(f"Q: {part['question']}\nA: {text}")
+        system = P.SYNTHESISE_SYSTEM.format(sub_answers="\n\n".join(blocks))
+        reply = ctx.llm.invoke([("system", system), ("human", state["standalone_question"])])
+        answer = str(reply.content).strip()
+        return {**final(answer, docs),
+                **stop("synthesise", "answered", f"synthesised from {len(parts)} sub-answer(s)")}
+
+    def retrieve_again(state: AdaptiveState) -> str:
+        if state.get("variant") == "complexity":
+            return "retrieve"
+        return {"menu": "search_menu", "wine": "search_wine", "web": "search_web"}.get(state.get("route"), "retrieve")
+
+    builder = StateGraph(AdaptiveState)
+    builder.add_node("contextualize", make_contextualize(ctx))
+    for node in (route_question, search_menu, search_wine, search_web, direct_answer, generate,
+                 classify_complexity, retrieve, decompose, answer_sub_question, synthesise):
+        builder.add_node(node)
+    builder.add_node("review_documents", make_review_documents(retrieve_again),
+                     destinations=("generate", "search_menu", "search_wine", "search_web", "retrieve", END))
+
+    builder.add_edge(START, "contextualize")
+    builder.add_conditional_edges("contextualize", choose_variant)
+    builder.add_conditional_edges("route_question", pick_route)
+    for node in ("search_menu", "search_wine", "search_web", "retrieve"):
+        builder.add_conditional_edges(node, after_retrieval(), ["review_documents", "generate"])
+    builder.add_edge("direct_answer", END)
+    builder.add_edge("generate", END)
+    builder.add_conditional_edges("classify_complexity", pick_complexity)
+    builder.add_conditional_edges("decompose", fan_out, ["answer_sub_question"])
+    builder.add_edge("answer_sub_question", "synthesise")
+    builder.add_edge("synthesise", END)
+    return builder
+
+
+def max_llm_calls(settings) -> int:
+    """contextualize 1 + classify 2 (one parse retry) + decompose 2 + 3 sub-answers + synthesis 1.
+
+    The domain path is smaller: contextualize 1 + router 2 + answer 1.
+    """
+    return 1 + 2 + 2 + MAX_SUB_QUESTIONS + 1
+
+
+PATTERN = Pattern(
+    id="adaptive",
+    title="Adaptive RAG",
+    description="Routes each question to the menu, the wine list, web search or a direct answer.\n"
+                "Variant 'complexity': simple questions retrieve once; comparisons are decomposed.",
+    build=build,
+    max_llm_calls=max_llm_calls,
+    answer_nodes=frozenset({"generate", "direct_answer", "synthesise"}),
+    reset={"variant": "domain", "route": "", "complexity": "", "sub_questions": [], "sub_answers": None,
+           "web_status": ""},
+    supports_review=True,
+)

@@ -1,0 +1,265 @@
+"""Self-RAG: decide whether to retrieve, grade every document, grade the answer, and loop.
+
+Retrieval is a subgraph that fans out with Send to the sources the router picks (menu, wine,
+web) and fans in through a list reducer. Two separate budgets bound the loops: rewrites
+(relevance) and regenerations (generation). When a budget runs out the run ends with the best
+grounded answer so far, or says plainly that the evidence was not enough.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, TypedDict
+
+from langchain_core.documents import Document
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
+
+from core import graders
+from core.context import RunContext
+from core.patterns import Pattern
+from core.patterns.common import (
+    BaseState,
+    answer_directly,
+    answer_from_documents,
+    final,
+    make_contextualize,
+    say,
+    search_collections,
+)
+from core.prompts import workflow as P
+from core.trace import add_or_reset, doc_ref, event, stop
+
+STORES = {"menu": "restaurant_menu", "wine": "restaurant_wine"}
+
+
+class SelfRagState(BaseState, total=False):
+    retrieval: str  # "yes" / "no": does this question need documents at all
+    query: str  # what is searched; rewrites change it, the question stays
+    search_sources: list[str]
+    search_results: Annotated[list[Document], add_or_reset]
+    relevance_retries: int
+    generations: int
+    grounded: str
+    usefulness: int
+    feedback: str  # why the last answer was rejected, for the next generation
+    best: dict  # the best grounded answer so far: {answer, score, documents}
+
+
+# ---------------------------------------------------------------- the search subgraph
+
+
+class SearchInput(TypedDict):
+    query: str
+    search_sources: list[str]
+
+
+class SearchState(SearchInput, total=False):
+    search_results: Annotated[list[Document], add_or_reset]
+    trace: Annotated[list[dict], add_or_reset]
+
+
+class SourceTask(TypedDict):
+    query: str
+    source: str
+
+
+def build_search(ctx: RunContext):
+    """Subgraph: one parallel branch per selected source; results meet in the list reducer."""
+
+    def fan_out(state: SearchState) -> list[Send]:
+        return [Send("search_source", {"query": state["query"], "source": s}) for s in state["search_sources"]]
+
+    def search_source(task: SourceTask) -> dict:
+        if task["source"] == "web":
+            result = ctx.web(task["query"])
+            ev = event("search_source", "tool", grader="web_search", target="web", verdict=result.status,
+                       reason=result.reason or f"{len(result.documents)} results")
+            return {"search_results": result.documents, "trace": [ev]}
+        docs, events = search_collections(ctx, "search_source", [STORES[task["source"]]], task["query"])
+        return {"search_results": docs, "trace": events}
+
+    builder = StateGraph(SearchState, input_schema=SearchInput, output_schema=SearchState)
+    builder.add_node(search_source)
+    builder.add_conditional_edges(START, fan_out, ["search_source"])
+    builder.add_edge("search_source", END)
+    return builder.compile()
+
+
+# ---------------------------------------------------------------- the main graph
+
+
+def build(ctx: RunContext) -> StateGraph:
+    s = ctx.settings
+
+    def counters(state: SelfRagState) -> dict:
+        return {"relevance_retries": state.get("relevance_retries", 0), "generations": state.get("generations", 0),
+                "max_rewrites": s.max_rewrites, "max_generations": s.max_generations}
+
+    def decide_retrieval(state: SelfRagState) -> dict:
+        outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"])
+        need = outcome.value.retrieve
+        reason = (f"grader output unusable ({outcome.error}); retrieving to be safe" if outcome.fallback
+                  else ("retrieval needed" if need == "yes" else "no retrieval needed"))
+        return {"query": state["standalone_question"], "retrieval": need,
+                "trace": [event("decide_retrieval", "error" if outcome.fallback else "route",
+                                grader="retrieval_need", verdict=need, reason=reason)]}
+
+    def route_retrieval(state: SelfRagState) -> Literal["select_sources", "direct_answer"]:
+        return "direct_answer" if state["retrieval"] == "no" else "select_sources"
+
+    def direct_answer(state: SelfRagState) -> dict:
+        return {**final(answer_directly(ctx, state["messages"])),
+                **stop("direct_answer", "direct_answer", "answered directly: no retrieval needed")}
+
+    def select_sources(state: SelfRagState) -> dict:
+        outcome = graders.select_sources(ctx.grader, state["query"])
+        chosen = outcome.value.sources
+        reason = (f"router output unusable ({outcome.error}); searching menu and wine" if outcome.fallback
+                  else f"searching {', '.join(chosen)} in parallel")
+        return {"search_sources": chosen, "search_results": None,
+                "trace": [event("select_sources", "error" if outcome.fallback else "route",
+                                grader="source_router", verdict=",".join(chosen), reason=reason)]}
+
+    def grade_documents(state: SelfRagState) -> dict:
+        docs = state.get("search_results", [])
+        outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, s.max_concurrency)
+        kept, events = [], []
+        for doc, outcome in zip(docs, outcomes):
+            verdict = outcome.value.relevant
+            if verdict == "yes":
+                kept.append(doc)
+            events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="relevance",
+                                target=doc_ref(doc), verdict=verdict, score=doc.metadata.get("score"),
+                                reason=outcome.error or None))
+        return {"documents": kept, "trace": events}
+
+    def route_after_grading(state: SelfRagState) -> Literal["generate", "rewrite_question", "finish"]:
+        if state.get("documents"):
+            return "generate"
+        if state.get("relevance_retries", 0) < s.max_rewrites:
+            return "rewrite_question"
+        return "finish"
+
+    def rewrite_question(state: SelfRagState) -> dict:
+        outcome = graders.rewrite_question(ctx.grader, state["query"])
+        retries = state.get("relevance_retries", 0) + 1
+        why = ("no relevant documents" if not state.get("documents")
+               else f"answer not useful enough ({state.get('usefulness')}/5)")
+        ev = event("rewrite_question", "rewrite", grader="rewriter", verdict=outcome.value.question,
+                   reason=f"{why}: rewrite {retries} of {s.max_rewrites}",
+                   counters={**counters(state), "relevance_retries": retries})
+        return {"query": outcome.value.question, "relevance_retries": retries, "documents": [],
+                "feedback": "", "trace": [ev]}
+
+    def generate(state: SelfRagState) -> dict:
+        docs = state["documents"]
+        extra = P.REGENERATE_NOTE.format(reason=state["feedback"]) if state.get("feedback") else ""
+        answer = answer_from_documents(ctx, state["standalone_question"], docs, extra)
+        return {"answer": answer, "generations": state.get("generations", 0) + 1}
+
+    def grade_hallucination(state: SelfRagState) -> dict:
+        outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"])
+        grounded = outcome.value.grounded
+        ev = event("grade_hallucination", "error" if outcome.fallback else "verdict", grader="hallucination",
+                   target="answer", verdict=grounded, reason=outcome.error or None, counters=counters(state))
+        return {"grounded": grounded, "trace": [ev]}
+
+    def route_after_hallucination(state: SelfRagState) -> Literal["grade_usefulness", "generate", "finish"]:
+        if state["grounded"] == "yes":
+            return "grade_usefulness"
+        return "generate" if state["generations"] <= s.max_generations else "finish"
+
+    def grade_usefulness(state: SelfRagState) -> dict:
+        outcome = graders.grade_usefulness(ctx.grader, state["standalone_question"], state["answer"])
+        score = outcome.value.score
+        update: dict = {"usefulness": score}
+        best = state.get("best") or {}
+        if score > best.get("score", 0):
+            update["best"] = {"answer": state["answer"], "score": score, "documents": state["documents"]}
+        events = [event("grade_usefulness", "error" if outcome.fallback else "verdict", grader="usefulness",
+                        target="answer", verdict=outcome.value.useful, score=score,
+                        reason=outcome.error or None, counters=counters(state))]
+        if score < 5:
+            update["feedback"] = f"it was grounded but only {score}/5 useful: answer the question more directly"
+        update["trace"] = events
+        return update
+
+    def route_after_usefulness(state: SelfRagState) -> Literal["accept", "generate", "rewrite_question", "finish"]:
+        score = state["usefulness"]
+        if score >= 5:
+            return "accept"
+        if score >= 3:
+            return "generate" if state["generations"] <= s.max_generations else "finish"
+        return "rewrite_question" if state.get("relevance_retries", 0) < s.max_rewrites else "finish"
+
+    def accept(state: SelfRagState) -> dict:
+        return {**final(state["answer"], state["documents"]),
+                **stop("accept", "accepted", "answer accepted: grounded and useful (5/5)", counters=counters(state))}
+
+    def finish(state: SelfRagState) -> dict:
+        """A budget ran out: the best grounded answer so far, or an honest 'not enough evidence'."""
+        c = counters(state)
+        spent = f"{c['relevance_retries']} rewrite(s) and {c['generations']} generation(s)"
+        best = state.get("best")
+        if best:
+            return {**final(best["answer"], best["documents"]),
+                    **stop("finish", "retry_budget_exhausted",
+                           f"gave up after {spent}: returned the best grounded answer ({best['score']}/5)", counters=c)}
+        question = state["standalone_question"]
+        answer = say(question, "확인할 수 있는 근거가 부족해 답하지 않겠습니다.",
+                     "There is not enough evidence in the documents to answer this.")
+        if not state.get("documents"):
+            message = f"gave up after {c['relevance_retries']} rewrite(s): no relevant documents"
+            return {**final(answer), **stop("finish", "no_relevant_documents", message, counters=c)}
+        message = f"gave up after {spent}: no answer was grounded in the documents"
+        return {**final(answer), **stop("finish", "not_enough_evidence", message, counters=c)}
+
+    builder = StateGraph(SelfRagState)
+    builder.add_node("contextualize", make_contextualize(ctx))
+    builder.add_node(decide_retrieval)
+    builder.add_node(direct_answer)
+    builder.add_node(select_sources)
+    builder.add_node("multi_search", build_search(ctx))
+    for node in (grade_documents, rewrite_question, generate, grade_hallucination, grade_usefulness, accept, finish):
+        builder.add_node(node)
+
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "decide_retrieval")
+    builder.add_conditional_edges("decide_retrieval", route_retrieval)
+    builder.add_edge("direct_answer", END)
+    builder.add_edge("select_sources", "multi_search")
+    builder.add_edge("multi_search", "grade_documents")
+    builder.add_conditional_edges("grade_documents", route_after_grading)
+    builder.add_edge("rewrite_question", "select_sources")
+    builder.add_edge("generate", "grade_hallucination")
+    builder.add_conditional_edges("grade_hallucination", route_after_hallucination)
+    builder.add_conditional_edges("grade_usefulness", route_after_usefulness)
+    builder.add_edge("accept", END)
+    builder.add_edge("finish", END)
+    return builder
+
+
+def max_llm_calls(settings) -> int:
+    """Every grader may be retried once on a parse failure (x2).
+
+    contextualize 1 + retrieval decision 2
+    + per search round (1 + max_rewrites): source router 2 + relevance 2 per document (k per source, 3 sources)
+    + rewrites: 2 each
+    + per generation (1 + max_generations): answer 1 + hallucination 2 + usefulness 2
+    """
+    rounds = 1 + settings.max_rewrites
+    generations = 1 + settings.max_generations
+    return 1 + 2 + rounds * (2 + 2 * 3 * settings.k) + 2 * settings.max_rewrites + generations * 5
+
+
+PATTERN = Pattern(
+    id="self_rag",
+    title="Self-RAG",
+    description="Decides whether to retrieve, searches several sources in parallel, grades every document,\n"
+                "then grades its own answer for grounding and usefulness and retries within two budgets.",
+    build=build,
+    max_llm_calls=max_llm_calls,
+    answer_nodes=frozenset({"generate", "direct_answer"}),
+    reset={"retrieval": "", "query": "", "search_sources": [], "search_results": None, "relevance_retries": 0, "generations": 0,
+           "grounded": "", "usefulness": 0, "feedback": "", "best": {}},
+)

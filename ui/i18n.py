@@ -1,0 +1,185 @@
+"""UI strings in English and Korean; the language comes from the browser locale, then the sidebar switch."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+LANGUAGES = {"ko": "한국어", "en": "English"}
+
+# key: (English, Korean)
+STRINGS = {
+    "app_title": ("Agentic RAG Studio", "Agentic RAG Studio"),
+    "app_intro": ("Pick a pattern, chat, and watch every decision the graph makes.",
+                  "패턴을 고르고 대화하면서 그래프가 내리는 모든 결정을 확인하세요."),
+    "language": ("Language", "언어"),
+    "settings": ("Model settings", "모델 설정"),
+    "provider": ("Provider", "제공자"),
+    "model": ("Model", "모델"),
+    "model_help": ("Pick from the list the server reports, or type a name.",
+                   "서버가 알려 준 목록에서 고르거나 이름을 입력하세요."),
+    "model_free_help": ("The server did not answer with a model list: type the model name.",
+                        "서버에서 모델 목록을 받지 못했습니다. 모델 이름을 입력하세요."),
+    "base_url": ("Base URL", "기본 URL"),
+    "api_key": ("API key (kept in memory only)", "API 키 (메모리에만 보관)"),
+    "temperature": ("Temperature", "온도"),
+    "max_tokens": ("Max tokens", "최대 토큰"),
+    "grader_model": ("Grader model (optional, cheaper)", "평가용 모델 (선택, 더 저렴한 모델)"),
+    "grader_help": ("Routers and graders use this model; empty = the main model.",
+                    "라우터와 평가기가 이 모델을 씁니다. 비우면 기본 모델을 씁니다."),
+    "retrieval": ("Retrieval and retry limits", "검색 및 재시도 한도"),
+    "k": ("Documents retrieved (k)", "검색 문서 수 (k)"),
+    "max_rewrites": ("Max question rewrites", "질문 재작성 최대 횟수"),
+    "max_generations": ("Max regenerations", "답변 재생성 최대 횟수"),
+    "max_iterations": ("Max agent iterations", "에이전트 최대 반복 횟수"),
+    "review": ("Pause for review before answering", "답변 전에 검토를 위해 일시 정지"),
+    "review_unsupported": ("This pattern has no review step.", "이 패턴에는 검토 단계가 없습니다."),
+    "web_search": ("Web search", "웹 검색"),
+    "web_ok": ("configured (Tavily)", "사용 가능 (Tavily)"),
+    "web_off": ("unavailable: set TAVILY_API_KEY", "사용 불가: TAVILY_API_KEY를 설정하세요"),
+    "test_connection": ("Test connection", "연결 테스트"),
+    "embedded_notice": (
+        "**Demo model.** The built-in model is Gemma 3 270M, a tiny 270M-parameter model running on this "
+        "machine: its verdicts are often wrong and its answers weak. For real quality choose **openai** "
+        "(set `OPENAI_API_KEY`), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) or "
+        "**openai-compatible** (LM Studio, llama.cpp server, vLLM at a base URL) above.",
+        "**데모 모델입니다.** 내장 모델은 이 컴퓨터에서 실행되는 2억 7천만(270M) 파라미터의 아주 작은 Gemma 3 270M "
+        "모델이라 판정이 자주 틀리고 답변 품질이 낮습니다. 제대로 된 품질을 원하면 위에서 **openai** "
+        "(`OPENAI_API_KEY` 설정), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) 또는 "
+        "**openai-compatible** (LM Studio, llama.cpp server, vLLM의 기본 URL)을 선택하세요."),
+    "threads": ("Conversations", "대화"),
+    "new_chat": ("New chat", "새 대화"),
+    "no_threads": ("No conversations yet.", "아직 대화가 없습니다."),
+    "rename": ("Rename", "이름 바꾸기"),
+    "title": ("Title", "제목"),
+    "delete": ("Delete", "삭제"),
+    "confirm_delete": ("Really delete", "정말 삭제"),
+    "status_running": ("running", "실행 중"),
+    "status_done": ("done", "완료"),
+    "status_waiting": ("waiting for review", "검토 대기"),
+    "status_failed": ("failed", "실패"),
+    "ask": ("Ask a question", "질문을 입력하세요"),
+    "running": ("Running…", "실행 중…"),
+    "after_node": ("Running… finished {node}", "실행 중… {node} 완료"),
+    "run_done": ("Finished: {reason}", "완료: {reason}"),
+    "run_paused": ("Paused for review", "검토를 위해 일시 정지됨"),
+    "run_failed": ("Stopped by an error", "오류로 중단됨"),
+    "try_again": ("Try again", "다시 시도"),
+    "draft_kept": ("Your question was not sent; it is kept here, edit it and send again.",
+                   "질문이 전송되지 않았습니다. 여기 보관했으니 고쳐서 다시 보내세요."),
+    "send": ("Send", "보내기"),
+    "sources": ("Sources", "출처"),
+    "no_sources": ("No documents were cited in this run.", "이 실행에서 인용된 문서가 없습니다."),
+    "page": ("page", "페이지"),
+    "score": ("score", "점수"),
+    "trace": ("Trace", "추적"),
+    "verdicts": ("Decisions and verdicts", "결정과 판정"),
+    "no_trace": ("No decisions were recorded.", "기록된 결정이 없습니다."),
+    "reasons": ("Retries and rewrites, in order", "재시도와 재작성 (순서대로)"),
+    "counters": ("Counters", "카운터"),
+    "usage": ("LLM calls, tokens and time per node", "노드별 LLM 호출, 토큰, 시간"),
+    "llm_calls": ("LLM calls", "LLM 호출"),
+    "tokens": ("Tokens", "토큰"),
+    "ms": ("ms", "ms"),
+    "path": ("Path", "경로"),
+    "graph": ("Graph", "그래프"),
+    "graph_legend": ("Highlighted: the nodes and edges this run went through.",
+                     "강조 표시: 이번 실행이 지나간 노드와 간선."),
+    "export": ("Export", "내보내기"),
+    "export_json": ("Download JSON", "JSON 다운로드"),
+    "export_md": ("Download Markdown", "Markdown 다운로드"),
+    "stopped": ("Stopped", "종료 사유"),
+    "waiting_review": ("This run is waiting for your review.", "이 실행은 검토를 기다리고 있습니다."),
+    "review_title": ("Review", "검토"),
+    "review_intro": ("Runs paused for a human decision, oldest first.", "사람의 결정을 기다리는 실행 (오래된 순)."),
+    "no_reviews": ("Nothing is waiting for review.", "검토 대기 중인 실행이 없습니다."),
+    "paused_at": ("paused", "일시 정지"),
+    "waits_docs": ("waits for a document review", "문서 검토 대기"),
+    "waits_tools": ("waits for a tool-call approval", "도구 호출 승인 대기"),
+    "question": ("Question", "질문"),
+    "keep": ("keep", "유지"),
+    "approve": ("Approve", "승인"),
+    "reject": ("Reject", "거절"),
+    "reretrieve": ("Re-retrieve with this question", "이 질문으로 다시 검색"),
+    "edit": ("Run edited calls", "수정한 호출 실행"),
+    "reject_message": ("Message (with Reject)", "메시지 (거절 시)"),
+    "tool_args": ("Arguments of {name} (JSON)", "{name}의 인자 (JSON)"),
+    "bad_json": ("The arguments are not valid JSON: {error}", "인자가 올바른 JSON이 아닙니다: {error}"),
+    "same_question": ("Edit the question first, or use Approve.", "먼저 질문을 고치거나 승인을 누르세요."),
+    "resumed": ("Resumed {pattern}: {reason}", "{pattern} 재개: {reason}"),
+    "open_chat": ("Open the conversation", "대화 열기"),
+    "kb_title": ("Knowledge base", "지식 베이스"),
+    "kb_intro": ("Collections the patterns retrieve from.", "패턴이 검색하는 컬렉션입니다."),
+    "indexing_samples": ("Indexing the sample documents (first use)…", "샘플 문서를 색인하는 중 (처음 한 번)…"),
+    "samples_failed": ("The sample documents could not be indexed: {error}", "샘플 문서를 색인하지 못했습니다: {error}"),
+    "collections": ("Collections", "컬렉션"),
+    "chunks": ("chunks", "청크"),
+    "embedding_model": ("embedding model", "임베딩 모델"),
+    "documents": ("documents", "문서"),
+    "delete_doc": ("Delete document", "문서 삭제"),
+    "delete_collection": ("Delete collection", "컬렉션 삭제"),
+    "deleted": ("Deleted {what}.", "{what}을(를) 삭제했습니다."),
+    "preview": ("Chunk preview", "청크 미리보기"),
+    "upload": ("Add documents", "문서 추가"),
+    "files": ("Files (.pdf, .txt, .md)", "파일 (.pdf, .txt, .md)"),
+    "collection": ("Collection", "컬렉션"),
+    "new_collection": ("New collection name", "새 컬렉션 이름"),
+    "chunk_size": ("Chunk size", "청크 크기"),
+    "chunk_overlap": ("Chunk overlap", "청크 겹침"),
+    "index": ("Index", "색인"),
+    "indexed": ("{source}: {n} chunks added to {collection}", "{source}: 청크 {n}개를 {collection}에 추가"),
+    "bad_name": ("Collection names use 3–63 letters, digits, '.', '_' or '-', starting and ending with a letter or "
+                 "digit.", "컬렉션 이름은 영문자·숫자·'.'·'_'·'-' 3–63자이며 영문자나 숫자로 시작하고 끝나야 합니다."),
+    "no_files": ("Choose at least one file.", "파일을 하나 이상 고르세요."),
+    "retrieval_test": ("Retrieval test", "검색 테스트"),
+    "query": ("Query", "검색어"),
+    "search": ("Search", "검색"),
+    "embedder": ("Embedding model for the whole app", "앱 전체의 임베딩 모델"),
+    "embedding_provider": ("Embedding provider", "임베딩 제공자"),
+    "mismatch": ("Indexed with {stored}; the app now embeds with {current}. Re-index it to search it.",
+                 "{stored}(으)로 색인되었습니다. 지금 앱은 {current}(으)로 임베딩합니다. 검색하려면 다시 색인하세요."),
+    "reindex": ("Re-index with {current}", "{current}(으)로 다시 색인"),
+    "reindexed": ("Re-indexed {collection}: {n} chunks.", "{collection} 다시 색인 완료: 청크 {n}개."),
+    "home_model": ("Active model", "사용 중인 모델"),
+    "start": ("Start", "시작"),
+    "no_page": ("No page yet", "아직 페이지 없음"),
+    "patterns": ("Patterns", "패턴"),
+}
+
+TERMINATION_KO = {
+    "accepted": "답변 승인됨",
+    "answered": "검색한 문서로 답변함",
+    "direct_answer": "검색 없이 바로 답변함",
+    "retry_budget_exhausted": "재시도 한도 소진",
+    "no_relevant_documents": "관련 문서 없음",
+    "not_enough_evidence": "근거 부족",
+    "web_unavailable": "웹 검색 사용 불가",
+    "user_rejected": "검토자가 거절함",
+    "max_iterations": "반복 한도 도달",
+    "error": "오류로 중단됨",
+}
+
+
+def default_language() -> str:
+    """Korean for a Korean browser, English otherwise."""
+    locale = getattr(st.context, "locale", None) or ""
+    return "ko" if str(locale).lower().startswith("ko") else "en"
+
+
+def current_language() -> str:
+    prefs = st.session_state.get("prefs") or {}
+    return st.session_state.get("sb_lang") or prefs.get("lang") or default_language()
+
+
+def t(key: str, **values) -> str:
+    """The UI string for ``key`` in the current language."""
+    english, korean = STRINGS[key]
+    text = korean if current_language() == "ko" else english
+    return text.format(**values) if values else text
+
+
+def termination_label(reason: str) -> str:
+    from core.trace import TERMINATION_REASONS
+
+    if current_language() == "ko" and reason in TERMINATION_KO:
+        return TERMINATION_KO[reason]
+    return TERMINATION_REASONS.get(reason, reason or "-")

@@ -1,0 +1,90 @@
+"""Show a run while it happens: the node just finished, the decisions so far, the answer streaming.
+
+The runner's events are consumed here, in the script thread: every ``st.*`` call happens in the
+thread that owns the ScriptRunContext.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import streamlit as st
+
+from ui.i18n import t, termination_label
+
+
+def describe(event: dict) -> str:
+    """One line for a trace event: node, what was decided, about what, and why."""
+    parts = [f"**{event.get('node', '?')}**", event.get("kind", "")]
+    if event.get("grader"):
+        parts.append(f"`{event['grader']}`")
+    decided = " ".join(str(event[k]) for k in ("target", "verdict") if event.get(k) not in (None, ""))
+    if decided:
+        parts.append(decided if event.get("score") is None else f"{decided} ({event['score']})")
+    line = " · ".join(parts)
+    if event.get("reason"):
+        line += f" — {str(event['reason'])[:160]}"
+    return line
+
+
+class _Pushback:
+    """An iterator that can put one item back (the event that ended a token run)."""
+
+    def __init__(self, events: Iterator[dict]):
+        self.events = iter(events)
+        self.held: list[dict] = []
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> dict:
+        return self.held.pop() if self.held else next(self.events)
+
+    def push(self, item: dict) -> None:
+        self.held.append(item)
+
+
+def _tokens(first: dict, events: _Pushback) -> Iterator[str]:
+    """Answer tokens until the first non-token event, which is handed back to the main loop."""
+    yield first["text"]
+    for event in events:
+        if event["type"] != "token":
+            events.push(event)
+            return
+        yield event["text"]
+
+
+def run_live(events: Iterator[dict], on_start=None) -> dict | None:
+    """Render the events of one run; return the final ``done`` / ``error`` event.
+
+    ``RunInputError`` from the runner (an empty or huge question) propagates to the caller, which
+    keeps the question. Each new answer generation replaces the streamed text (Self-RAG regenerates).
+    """
+    status = st.status(t("running"), expanded=True)
+    answer_slot = st.empty()
+    stream = _Pushback(events)
+    final = None
+    for event in stream:
+        kind = event["type"]
+        if kind == "start" and on_start:
+            on_start(event["thread_id"])
+        elif kind == "node":
+            status.update(label=t("after_node", node=event["node"]))
+            if not event.get("namespace"):
+                status.markdown(f"✓ `{event['node']}`")
+        elif kind == "trace":
+            status.markdown(describe(event["event"]))
+        elif kind == "token":
+            with answer_slot.container():
+                st.write_stream(_tokens(event, stream))
+        elif kind in ("done", "error"):
+            final = event
+    result = (final or {}).get("result") or {}
+    if result.get("error"):
+        status.update(label=t("run_failed"), state="error", expanded=False)
+    elif result.get("interrupted"):
+        status.update(label=t("run_paused"), state="complete", expanded=True)
+    else:
+        status.update(label=t("run_done", reason=termination_label(result.get("termination_reason", ""))),
+                      state="complete", expanded=False)
+    return final

@@ -1,0 +1,125 @@
+"""The sidebar every page shows: language, model settings, review switch, web status, threads."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from core.checkpoint import get_checkpointer
+from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings
+from core.models import check
+from core.patterns import get_pattern
+from core.threads import get_registry
+from ui.i18n import LANGUAGES, t
+from ui.state import current_settings, current_thread, models_for, prefs, set_thread
+
+STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️"}
+URL_FIELDS = {"openai": "openai_base_url", "ollama": "ollama_host", "openai-compatible": "compat_base_url"}
+KEY_FIELDS = {"openai": "openai_api_key", "openai-compatible": "compat_api_key"}
+MAX_THREADS_SHOWN = 30
+
+
+def _bound(widget, name: str, label: str, store: dict | None = None, key: str | None = None, **kwargs):
+    """A widget whose value lives in the session's prefs, so it survives page switches."""
+    store = prefs() if store is None else store
+    key = key or f"sb_{name}"
+    if key not in st.session_state:  # Streamlit drops widget state of pages no longer shown
+        st.session_state[key] = store[name]
+    store[name] = widget(label, key=key, **kwargs)
+    return store[name]
+
+
+def sidebar(pattern_id: str | None = None) -> tuple[Settings, dict]:
+    """Render the sidebar; return the settings to run with and the per-run options."""
+    p = prefs()
+    with st.sidebar:
+        _bound(st.segmented_control, "lang", t("language"), options=list(LANGUAGES), format_func=LANGUAGES.get,
+               required=True)
+        with st.expander(t("settings"), expanded=True):
+            _model_settings(p)
+        settings = current_settings()
+        options = _review_switch(p, pattern_id)
+        web = t("web_ok") if settings.tavily_api_key else t("web_off")
+        st.caption(f"{t('web_search')}: {web}")
+        if st.button(t("test_connection"), key="sb_test", width="stretch"):
+            status = check(settings)
+            (st.success if status.ok else st.error)(status.line())
+        if settings.provider == "embedded":
+            st.info(t("embedded_notice"), icon="ℹ️")
+        if pattern_id:
+            _threads(pattern_id, settings)
+    return settings, options
+
+
+def _model_settings(p: dict) -> None:
+    provider = _bound(st.selectbox, "provider", t("provider"), options=list(PROVIDERS))
+    if provider in URL_FIELDS:
+        _bound(st.text_input, URL_FIELDS[provider], t("base_url"))
+    if provider in KEY_FIELDS:
+        _bound(st.text_input, KEY_FIELDS[provider], t("api_key"), type="password")
+    models = p["models"]
+    models.setdefault(provider, "")
+    default = DEFAULT_CHAT_MODELS[provider]
+    if provider == "embedded":
+        st.caption(f"{t('model')}: `{default}`")
+    else:
+        models[provider] = models[provider] or default
+        listed = models_for(current_settings())
+        if listed:
+            options = listed if models[provider] in listed else [models[provider], *listed]
+            _bound(st.selectbox, provider, t("model"), store=models, key=f"sb_model_{provider}", options=options,
+                   accept_new_options=True, help=t("model_help"))
+        else:
+            _bound(st.text_input, provider, t("model"), store=models, key=f"sb_model_{provider}",
+                   help=t("model_free_help"))
+    _bound(st.slider, "temperature", t("temperature"), min_value=0.0, max_value=2.0, step=0.05)
+    _bound(st.number_input, "max_tokens", t("max_tokens"), min_value=16, max_value=32768, step=64)
+    if provider != "embedded":
+        _bound(st.text_input, "grader_model", t("grader_model"), help=t("grader_help"))
+    with st.expander(t("retrieval")):
+        _bound(st.slider, "k", t("k"), min_value=1, max_value=10)
+        _bound(st.number_input, "max_rewrites", t("max_rewrites"), min_value=0, max_value=10)
+        _bound(st.number_input, "max_generations", t("max_generations"), min_value=0, max_value=10)
+        _bound(st.number_input, "max_iterations", t("max_iterations"), min_value=1, max_value=20)
+
+
+def _review_switch(p: dict, pattern_id: str | None) -> dict:
+    supported = bool(pattern_id) and get_pattern(pattern_id).supports_review
+    if pattern_id is None:
+        return {}
+    _bound(st.toggle, "review", t("review"), disabled=not supported,
+           help=None if supported else t("review_unsupported"))
+    return {"review": True} if supported and p["review"] else {}
+
+
+def _threads(pattern_id: str, settings: Settings) -> None:
+    registry = get_registry(settings.data_path)
+    st.subheader(t("threads"))
+    if st.button(t("new_chat"), key="sb_new_chat", icon="➕", width="stretch"):
+        set_thread(pattern_id, None)
+        st.rerun()
+    open_id = current_thread(pattern_id, settings)
+    threads = registry.list(pattern=pattern_id)
+    if not threads:
+        st.caption(t("no_threads"))
+    for thread in threads[:MAX_THREADS_SHOWN]:
+        tid = thread["thread_id"]
+        when = time.strftime("%m-%d %H:%M", time.localtime(thread["updated_at"]))
+        label = f"{STATUS_ICONS.get(thread['status'], '')} {thread['title']}"
+        if st.button(label, key=f"sb_open_{tid}", width="stretch", type="primary" if tid == open_id else "secondary",
+                     help=f"{when} · {t('status_' + thread['status'])}"):
+            set_thread(pattern_id, tid)
+            st.rerun()
+    current = registry.get(open_id) if open_id else None
+    if current:
+        with st.expander(f"{t('rename')} / {t('delete')}"):
+            title = st.text_input(t("title"), value=current["title"], key=f"sb_title_{open_id}")
+            if st.button(t("rename"), key=f"sb_rename_{open_id}") and title.strip():
+                registry.rename(open_id, title)
+                st.rerun()
+            sure = st.checkbox(t("confirm_delete"), key=f"sb_sure_{open_id}")
+            if st.button(t("delete"), key=f"sb_delete_{open_id}", disabled=not sure):
+                registry.delete(open_id, get_checkpointer(settings.data_path))
+                set_thread(pattern_id, None)
+                st.rerun()

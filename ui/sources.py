@@ -1,0 +1,26 @@
+"""Sources as numbered citations, each with an expander showing the chunk it came from."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui.i18n import t
+
+
+def source_label(src: dict) -> str:
+    where = src.get("url") or f"{src.get('source', '?')}, {t('page')} {src.get('page') or '-'}"
+    score = f" · {t('score')} {src['score']:.3f}" if isinstance(src.get("score"), (int, float)) else ""
+    return f"[{src.get('n')}] {src.get('title') or src.get('source', '?')} ({where}){score}"
+
+
+def sources_panel(sources: list[dict]) -> None:
+    if not sources:
+        st.caption(t("no_sources"))
+        return
+    for src in sources:
+        with st.expander(source_label(src)):
+            if src.get("url"):
+                st.markdown(f"[{src['url']}]({src['url']})")
+            st.caption(f"{src.get('source', '?')} · {t('page')} {src.get('page') or '-'} · "
+                       f"{src.get('collection') or ''} · {src.get('chunk_id') or ''}")
+            st.text(src.get("text", ""))

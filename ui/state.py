@@ -1,0 +1,132 @@
+"""Session state and shared resources: the user's settings, the open thread, cached lookups.
+
+The settings live in ``st.session_state["prefs"]`` (plain values, never widgets), so they survive
+reruns and page switches; widgets are re-seeded from them on every page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import streamlit as st
+
+from core.config import Settings, load_settings
+from core.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
+from core.threads import get_registry
+from ui.i18n import default_language, t
+
+SETTING_KEYS = ("provider", "temperature", "max_tokens", "grader_model", "k", "max_rewrites", "max_generations",
+                "max_iterations", "ollama_host", "compat_base_url", "openai_base_url", "embedding_provider",
+                "embedding_model")
+SECRET_KEYS = ("openai_api_key", "compat_api_key")  # typed in the sidebar; memory only
+
+
+def prefs() -> dict:
+    """The user's choices for this browser session, initialised once from the environment."""
+    if "prefs" not in st.session_state:
+        base = load_settings()
+        try:  # "automatic" is resolved once per session, not on every rerun (it probes Ollama)
+            provider = resolve_provider(base)
+        except ProviderError:
+            provider = "embedded"
+        values = {key: getattr(base, key) for key in SETTING_KEYS}
+        values.update(provider=provider, models={provider: base.model} if base.model else {},
+                      review=False, lang=default_language(), **{key: "" for key in SECRET_KEYS})
+        st.session_state["prefs"] = values
+    return st.session_state["prefs"]
+
+
+def current_settings() -> Settings:
+    """Settings from the session's choices on top of env / .env / secrets (data_dir stays from env)."""
+    p = prefs()
+    explicit = {key: p[key] for key in SETTING_KEYS}
+    explicit["model"] = p["models"].get(p["provider"], "")
+    explicit.update({key: p[key] or None for key in SECRET_KEYS})  # None: keep the environment's key
+    return load_settings(**explicit)
+
+
+def _digest(settings: Settings) -> str:
+    """A cache key part that changes with the keys without putting them into the cache key."""
+    secret = f"{settings.openai_api_key}|{settings.compat_api_key}"
+    return hashlib.sha256(secret.encode()).hexdigest()[:12]
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def _models(provider: str, urls: tuple, digest: str, _settings: Settings) -> list[str]:
+    return list_models(_settings, provider)
+
+
+def models_for(settings: Settings) -> list[str]:
+    """Models the provider reports (cached a minute: the sidebar reruns on every click)."""
+    urls = (settings.ollama_host, settings.compat_base_url, settings.openai_base_url)
+    return _models(settings.provider, urls, _digest(settings), settings)
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def _status(provider: str, model: str, urls: tuple, digest: str, _settings: Settings) -> ProviderStatus:
+    return check(_settings, provider)
+
+
+def provider_status(settings: Settings) -> ProviderStatus:
+    urls = (settings.ollama_host, settings.compat_base_url, settings.openai_base_url)
+    return _status(settings.provider, settings.model, urls, _digest(settings), settings)
+
+
+# ---------------------------------------------------------------- the open thread of each pattern
+
+
+def current_thread(pattern_id: str, settings: Settings) -> str | None:
+    """The open thread: a ``?thread=`` link wins (deep links, reloads), else this session's choice."""
+    opened = st.session_state.setdefault("threads", {})
+    linked = st.query_params.get("thread")
+    if linked and linked != opened.get(pattern_id):
+        thread = get_registry(settings.data_path).get(linked)
+        if thread and thread["pattern"] == pattern_id:
+            opened[pattern_id] = linked
+    tid = opened.get(pattern_id)
+    if tid and st.query_params.get("thread") != tid and get_registry(settings.data_path).get(tid):
+        st.query_params["thread"] = tid
+    return tid
+
+
+def set_thread(pattern_id: str, thread_id: str | None) -> None:
+    st.session_state.setdefault("threads", {})[pattern_id] = thread_id
+    if thread_id:
+        st.query_params["thread"] = thread_id
+    elif "thread" in st.query_params:
+        del st.query_params["thread"]
+
+
+# ---------------------------------------------------------------- sample corpora, once per process
+
+
+@st.cache_resource
+def _indexed() -> tuple[set, threading.Lock]:
+    """Data dirs whose samples are known to be indexed; shared by all sessions, guarded by the lock."""
+    return set(), threading.Lock()
+
+
+def ensure_samples(settings: Settings) -> bool:
+    """Index the shipped sample corpora on first use, with a progress bar; False (and a message) on failure."""
+    from core.knowledge import KnowledgeBase
+
+    key = (str(settings.data_path.resolve()), settings.embedding_provider, settings.embedding_model)
+    done, lock = _indexed()
+    if key in done:
+        return True
+    with lock:
+        if key in done:
+            return True
+        bar = st.progress(0.0, text=t("indexing_samples"))
+        try:
+            KnowledgeBase(settings).ensure_samples(
+                progress=lambda n, total, label: bar.progress(min(n / max(total, 1), 1.0),
+                                                              text=f"{t('indexing_samples')} {label}"))
+        except Exception as exc:  # a broken embedder must not take the page down
+            bar.empty()
+            st.error(t("samples_failed", error=exc))
+            return False
+        bar.empty()
+        done.add(key)
+    return True
