@@ -17,11 +17,23 @@ def mermaid_id(name: str) -> str:
     return "".join(ch if ch in _SAFE else "\\" + format(ord(ch), "x") for ch in name)
 
 
+def node_ids(mermaid: str) -> set[str]:
+    """The ids of the nodes a Mermaid flowchart defines."""
+    return {m.group(1) for line in mermaid.split("\n") if (m := re.match(r"^\s*([^\s(\[]+)[(\[]", line))}
+
+
+def covers(mermaid: str, path: list[str]) -> bool:
+    """Whether every node of a run's path is in the diagram (a review node exists only with review on)."""
+    return {mermaid_id(n) for n in path} <= node_ids(mermaid)
+
+
 def pattern_mermaid(pattern, ctx) -> str:
     """The compiled graph's Mermaid text; models are not called, so this is cheap."""
     from core.patterns import compile_pattern
 
-    return compile_pattern(pattern, ctx).get_graph().draw_mermaid()
+    text = compile_pattern(pattern, ctx).get_graph().draw_mermaid()
+    # Streamlit renders labels as plain text, so the HTML around start/end would show literally
+    return text.replace("<p>__start__</p>", "start").replace("<p>__end__</p>", "end")
 
 
 def highlight(mermaid: str, path: list[str], paused_at: str | None = None, finished: bool = True) -> str:
@@ -30,7 +42,7 @@ def highlight(mermaid: str, path: list[str], paused_at: str | None = None, finis
         return mermaid
     walk = ["__start__", *path] + (["__end__"] if finished and not paused_at else [])
     lines = mermaid.rstrip("\n").split("\n")
-    defined = {m.group(1) for line in lines if (m := re.match(r"^\s*([^\s(\[]+)[(\[]", line))}
+    defined = node_ids(mermaid)
     visited = [mermaid_id(n) for n in dict.fromkeys(walk) if mermaid_id(n) in defined]
     steps = {(mermaid_id(a), mermaid_id(b)) for a, b in zip(walk, walk[1:])}
     if paused_at:

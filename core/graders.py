@@ -221,10 +221,37 @@ def _strip_label(text: str) -> str:
     return _LABEL.sub("", text).strip()
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。])\s+|(?<=다\.)\s*|\n+")
+_SENTENCE_END = re.compile(r"(?<=[^\d][.!?。])\s+")
+_BULLET = ("#", "-", "•", "*")
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Re-join lines a PDF extractor broke mid-sentence; keep headings and bullets separate."""
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line:
+            continue
+        if lines and not line.startswith(_BULLET) and not lines[-1].startswith("#") \
+                and not lines[-1].endswith((".", "!", "?", "。", ":")):
+            lines[-1] += " " + line
+        else:
+            lines.append(line)
+    return lines
 
 
 def split_strips(text: str, min_chars: int = 10) -> list[str]:
-    """Sentence strips for knowledge refinement (Korean and English sentence ends, list lines)."""
-    parts = [p.strip(" -•\t") for p in _SENTENCE_END.split(text)]
-    return [p for p in parts if len(p) >= min_chars]
+    """Sentence strips for knowledge refinement, each prefixed with its section heading.
+
+    The heading keeps a strip meaningful on its own ("시그니처 스테이크: 가격: ₩35,000").
+    """
+    strips, heading = [], ""
+    for line in _logical_lines(text):
+        if line.startswith("#"):
+            heading = line.lstrip("#").strip()
+            continue
+        for sentence in _SENTENCE_END.split(line):
+            sentence = sentence.strip(" -•*\t")
+            if len(sentence) >= min_chars:
+                strips.append(f"{heading}: {sentence}" if heading else sentence)
+    return strips

@@ -15,6 +15,7 @@ _MODULES = {
     "basic": "basic",
     "adaptive": "adaptive",
     "self_rag": "self_rag",
+    "corrective": "corrective",
 }
 
 

@@ -162,7 +162,10 @@ def build(ctx: RunContext) -> StateGraph:
         grounded = outcome.value.grounded
         ev = event("grade_hallucination", "error" if outcome.fallback else "verdict", grader="hallucination",
                    target="answer", verdict=grounded, reason=outcome.error or None, counters=counters(state))
-        return {"grounded": grounded, "trace": [ev]}
+        update = {"grounded": grounded, "trace": [ev]}
+        if grounded != "yes":
+            update["feedback"] = "it stated facts the documents do not contain"
+        return update
 
     def route_after_hallucination(state: SelfRagState) -> Literal["grade_usefulness", "generate", "finish"]:
         if state["grounded"] == "yes":

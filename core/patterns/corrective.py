@@ -1,0 +1,154 @@
+"""Corrective RAG: grade retrieval as correct / ambiguous / incorrect and correct course.
+
+correct   -> refine the kept documents into relevant sentence strips -> answer
+ambiguous -> refine what is there, and add a web search with a short rewritten query
+incorrect -> drop the documents, rewrite to a web query, search the web -> answer
+When the web is unavailable the answer uses whatever strips survived, or says the evidence
+is insufficient; the termination message says which.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.documents import Document
+from langgraph.graph import END, START, StateGraph
+
+from core import graders
+from core.context import RunContext
+from core.patterns import Pattern
+from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, say, search_collections
+from core.prompts import workflow as P
+from core.trace import doc_ref, event, stop
+
+MAX_STRIPS_PER_DOC = 12  # bounds the refinement calls: a chunk rarely holds more sentences
+
+
+class CragState(BaseState, total=False):
+    verdict: str  # correct / ambiguous / incorrect, over all documents
+    kept: list[Document]  # documents graded correct or ambiguous
+    strips: list[Document]  # refined knowledge: relevant sentences, with their document's metadata
+    web_query: str
+    web_documents: list[Document]
+    web_status: str
+
+
+def build(ctx: RunContext) -> StateGraph:
+    s = ctx.settings
+
+    def retrieve(state: CragState) -> dict:
+        docs, events = search_collections(ctx, "retrieve", ctx.kb.names(), state["standalone_question"])
+        return {"documents": docs, "trace": events}
+
+    def grade_documents(state: CragState) -> dict:
+        docs = state.get("documents", [])
+        outcomes = graders.crag_grade(ctx.grader, state["standalone_question"], docs, s.max_concurrency)
+        events, kept, grades = [], [], []
+        for doc, outcome in zip(docs, outcomes):
+            grade = outcome.value
+            grades.append(grade.grade)
+            if grade.grade != "incorrect":
+                kept.append(doc)
+            events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="crag",
+                                target=doc_ref(doc), verdict=grade.grade, score=round(grade.confidence, 2),
+                                reason=outcome.error or None))
+        verdict = "correct" if "correct" in grades else "ambiguous" if "ambiguous" in grades else "incorrect"
+        events.append(event("grade_documents", "route", grader="crag", verdict=verdict,
+                            reason=f"{grades.count('correct')} correct, {grades.count('ambiguous')} ambiguous, "
+                                   f"{grades.count('incorrect')} incorrect"))
+        return {"verdict": verdict, "kept": kept, "trace": events}
+
+    def route_after_grading(state: CragState) -> Literal["refine_knowledge", "rewrite_for_web"]:
+        return "rewrite_for_web" if state["verdict"] == "incorrect" else "refine_knowledge"
+
+    def refine_knowledge(state: CragState) -> dict:
+        question = state["standalone_question"]
+        per_doc = [graders.split_strips(d.page_content)[:MAX_STRIPS_PER_DOC] for d in state["kept"]]
+        flat = [strip for strips in per_doc for strip in strips]
+        outcomes = iter(graders.grade_strips(ctx.grader, question, flat, s.max_concurrency))
+        refined, events = [], []
+        for doc, strips in zip(state["kept"], per_doc):
+            verdicts = [next(outcomes) for _ in strips]
+            kept = [strip for strip, o in zip(strips, verdicts) if o.value.relevant == "yes"]
+            dropped = [strip for strip, o in zip(strips, verdicts) if o.value.relevant != "yes"]
+            if kept:
+                refined.append(Document(page_content="\n".join(kept), metadata=dict(doc.metadata), id=doc.id))
+            fallbacks = sum(o.fallback for o in verdicts)
+            events.append(event("refine_knowledge", "verdict", grader="strip_relevance", target=doc_ref(doc),
+                                verdict=f"kept {len(kept)} of {len(strips)} strips",
+                                reason=("dropped: " + " | ".join(d[:60] for d in dropped)) if dropped else "all kept",
+                                kept=[k[:120] for k in kept],
+                                fallbacks=fallbacks or None))
+        return {"strips": refined, "trace": events}
+
+    def route_after_refining(state: CragState) -> Literal["generate", "rewrite_for_web"]:
+        if state["verdict"] == "correct" and state.get("strips"):
+            return "generate"
+        return "rewrite_for_web"  # ambiguous, or nothing survived refinement: supplement from the web
+
+    def rewrite_for_web(state: CragState) -> dict:
+        outcome = graders.rewrite_question(ctx.grader, state["standalone_question"], for_web=True)
+        why = {"incorrect": "all documents graded incorrect", "ambiguous": "retrieval ambiguous: adding a web supplement"}
+        reason = why.get(state["verdict"], "no strip survived refinement")
+        return {"web_query": outcome.value.question,
+                "trace": [event("rewrite_for_web", "error" if outcome.fallback else "rewrite", grader="web_rewriter",
+                                verdict=outcome.value.question, reason=reason)]}
+
+    def web_search(state: CragState) -> dict:
+        result = ctx.web(state["web_query"])
+        return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason,
+                "trace": [event("web_search", "tool", grader="web_search", target=result.query, verdict=result.status,
+                                reason=result.reason or f"{len(result.documents)} results")]}
+
+    def generate(state: CragState) -> dict:
+        question = state["standalone_question"]
+        strips, web = state.get("strips", []), state.get("web_documents", [])
+        docs = strips + web
+        web_failed = bool(state.get("web_query")) and not web
+        if not docs:
+            answer = say(question, "확인할 수 있는 근거가 부족해 답할 수 없습니다.",
+                         "There is not enough evidence to answer this.")
+            if web_failed and state.get("web_status") and "no results" not in state["web_status"]:
+                return {**final(answer), **stop("generate", "web_unavailable",
+                                                f"web search unavailable ({state['web_status']}) and no strip survived")}
+            return {**final(answer), **stop("generate", "no_relevant_documents",
+                                            "no relevant documents in the collections or on the web")}
+        notes = [P.STRIPS_NOTE] + ([P.WEB_NOTE] if web else [])
+        answer = answer_from_documents(ctx, question, docs, "\n".join(notes))
+        if web_failed:
+            n = sum(len(d.page_content.splitlines()) for d in strips)
+            message = f"web search unavailable ({state.get('web_status')}): answered from the {n} strip(s) that survived"
+            return {**final(answer, docs), **stop("generate", "web_unavailable", message)}
+        origin = f"{len(strips)} refined document(s)" + (f" and {len(web)} web result(s)" if web else "")
+        return {**final(answer, docs), **stop("generate", "answered", f"answered from {origin}")}
+
+    builder = StateGraph(CragState)
+    builder.add_node("contextualize", make_contextualize(ctx))
+    for node in (retrieve, grade_documents, refine_knowledge, rewrite_for_web, web_search, generate):
+        builder.add_node(node)
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "retrieve")
+    builder.add_edge("retrieve", "grade_documents")
+    builder.add_conditional_edges("grade_documents", route_after_grading)
+    builder.add_conditional_edges("refine_knowledge", route_after_refining)
+    builder.add_edge("rewrite_for_web", "web_search")
+    builder.add_edge("web_search", "generate")
+    builder.add_edge("generate", END)
+    return builder
+
+
+def max_llm_calls(settings) -> int:
+    """contextualize 1 + CRAG grade 2 per document + strip grades 2 per strip (<= 12 per document)
+    + web rewrite 2 + answer 1 (every grader may be retried once on a parse failure)."""
+    return 1 + 2 * settings.k + 2 * settings.k * MAX_STRIPS_PER_DOC + 2 + 1
+
+
+PATTERN = Pattern(
+    id="corrective",
+    title="Corrective RAG",
+    description="Grades retrieval correct / ambiguous / incorrect, refines documents into relevant strips,\n"
+                "and falls back to a rewritten web search when the collections do not hold the answer.",
+    build=build,
+    max_llm_calls=max_llm_calls,
+    reset={"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""},
+)

@@ -1,0 +1,119 @@
+"""Self-RAG: every router edge, the fan-out search, the two budgets and how the run ends."""
+
+import pytest
+
+from helpers import kinds, run_script, web_ok
+from workflow_script import Script
+
+STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
+YES, NO = {"relevant": "yes"}, {"relevant": "no"}
+
+
+@pytest.fixture
+def s(sample_settings):
+    return sample_settings.with_(k=2, max_rewrites=2, max_generations=2)
+
+
+def good(**overrides):
+    """A script on the happy path; overrides change one role."""
+    base = dict(retrieval={"retrieve": "yes"}, sources={"sources": ["menu"]}, relevance=YES,
+                answer="시그니처 스테이크는 ₩35,000입니다 [1].", grounded={"grounded": "yes"},
+                usefulness={"useful": "yes", "score": 5}, rewrite={"question": "시그니처 스테이크 가격"})
+    base.update(overrides)
+    return Script(**base)
+
+
+def test_no_retrieval_needed_answers_directly(s):
+    r = run_script("self_rag", "안녕하세요?", s, good(retrieval={"retrieve": "no"}, direct="안녕하세요!"))
+    assert r["path"] == ["contextualize", "decide_retrieval", "direct_answer"]
+    assert r["termination_reason"] == "direct_answer"
+
+
+def test_relevant_grounded_useful_answer_is_accepted(s):
+    script = good()
+    r = run_script("self_rag", STEAK, s, script)
+    assert r["path"] == ["contextualize", "decide_retrieval", "select_sources", "multi_search", "grade_documents",
+                         "generate", "grade_hallucination", "grade_usefulness", "accept"]
+    assert r["termination_reason"] == "accepted"
+    assert r["termination_message"] == "answer accepted: grounded and useful (5/5)"
+    assert script.count("relevance") == 2  # every document graded
+    assert len(kinds(r, "verdict")) == 4  # 2 relevance + hallucination + usefulness
+
+
+def test_fan_out_searches_only_the_selected_sources_in_parallel(s):
+    web = web_ok("Cabernet Sauvignon goes well with steak.")
+    r = run_script("self_rag", "스테이크와 어울리는 와인", s, good(sources={"sources": ["wine", "web", "wine"]}), web=web)
+    searched = [e["target"] for e in r["trace"] if e["node"] == "search_source"]
+    assert sorted(searched) == ["restaurant_wine", "web"]  # duplicates removed, menu not searched
+    assert len(web.queries) == 1
+    assert len([e for e in r["trace"] if e.get("grader") == "relevance"]) == 3  # 2 wine + 1 web, all graded
+
+
+def test_no_relevant_documents_rewrites_and_results_do_not_pile_up(s):
+    script = good(relevance=[NO, NO, YES])
+    r = run_script("self_rag", STEAK, s, script)
+    rewrites = kinds(r, "rewrite")
+    assert len(rewrites) == 1 and "no relevant documents: rewrite 1 of 2" in rewrites[0]["reason"]
+    assert rewrites[0]["counters"]["relevance_retries"] == 1
+    assert script.count("relevance") == 4  # 2 per round: the fan-in list was reset between rounds
+    assert r["termination_reason"] == "accepted"
+    second_round = [e for e in r["trace"] if e["node"] == "search_source"][1]
+    assert second_round["reason"] == "시그니처 스테이크 가격"  # the rewritten query was searched
+
+
+def test_never_relevant_gives_up_after_the_rewrite_budget(s):
+    script = good(relevance=NO)
+    r = run_script("self_rag", STEAK, s, script)
+    assert script.count("rewrite") == 2 and script.count("answer") == 0
+    assert r["termination_reason"] == "no_relevant_documents"
+    assert r["termination_message"] == "gave up after 2 rewrite(s): no relevant documents"
+    assert "근거가 부족" in r["answer"]
+
+
+def test_hallucination_regenerates_with_a_not_grounded_instruction(s):
+    script = good(grounded=[{"grounded": "no"}, {"grounded": "yes"}],
+                  answer=["스테이크는 ₩50,000이고 디저트가 무료입니다.", "시그니처 스테이크는 ₩35,000입니다 [1]."])
+    r = run_script("self_rag", STEAK, s, script)
+    assert script.count("answer") == 2
+    assert "not supported by the documents" in script.prompts["answer"][1][0].content
+    assert r["termination_reason"] == "accepted" and r["answer"].endswith("₩35,000입니다 [1].")
+
+
+def test_always_hallucinating_ends_with_not_enough_evidence(s):
+    script = good(grounded={"grounded": "no"})
+    r = run_script("self_rag", STEAK, s, script)
+    assert script.count("answer") == 3  # first answer + max_generations regenerations
+    assert r["termination_reason"] == "not_enough_evidence"
+    assert "no answer was grounded" in r["termination_message"]
+
+
+def test_usefulness_three_or_four_regenerates(s):
+    script = good(usefulness=[{"useful": "yes", "score": 4}, {"useful": "yes", "score": 5}])
+    r = run_script("self_rag", STEAK, s, script)
+    assert script.count("answer") == 2 and script.count("rewrite") == 0
+    assert r["termination_reason"] == "accepted"
+
+
+def test_usefulness_one_or_two_rewrites_and_retrieves_again(s):
+    script = good(usefulness=[{"useful": "no", "score": 2}, {"useful": "yes", "score": 5}])
+    r = run_script("self_rag", STEAK, s, script)
+    assert script.count("rewrite") == 1 and r["path"].count("multi_search") == 2
+    assert "answer not useful enough (2/5)" in kinds(r, "rewrite")[0]["reason"]
+
+
+def test_budget_exhausted_returns_the_best_grounded_answer(s):
+    script = good(usefulness=[{"useful": "yes", "score": 4}, {"useful": "yes", "score": 3}, {"useful": "yes", "score": 3}],
+                  answer=["best answer [1]", "worse answer", "worst answer"])
+    r = run_script("self_rag", STEAK, s, script)
+    assert r["termination_reason"] == "retry_budget_exhausted"
+    assert r["answer"] == "best answer [1]"
+    assert "returned the best grounded answer (4/5)" in r["termination_message"]
+
+
+def test_grader_parse_failure_is_recorded_and_keeps_the_document(s):
+    script = good(relevance="not json at all")
+    r = run_script("self_rag", STEAK, s, script)
+    errors = [e for e in r["trace"] if e["kind"] == "error" and e["grader"] == "relevance"]
+    assert len(errors) == 2 and all(e["verdict"] == "yes" for e in errors)
+    assert script.count("relevance") == 4  # each retried once
+    assert r["termination_reason"] == "accepted"

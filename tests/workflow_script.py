@@ -1,0 +1,65 @@
+"""Scripted replies chosen by which prompt is asking, so concurrent graders stay deterministic.
+
+    script = Script(router={"route": "menu"}, answer="₩35,000 [1]")
+    llm = ScriptedChatModel(responder=script)
+
+A value is one reply (always), a list (one per call, the last repeats) or a callable(messages).
+``script.log`` lists the roles in call order.
+"""
+
+import threading
+
+from core import prompts
+from core.prompts import workflow as P
+
+ROLES = {
+    "router": P.ROUTER_SYSTEM,
+    "sources": P.MULTI_ROUTER_SYSTEM,
+    "complexity": P.COMPLEXITY_SYSTEM,
+    "decompose": P.DECOMPOSE_SYSTEM,
+    "synthesise": P.SYNTHESISE_SYSTEM,
+    "retrieval": P.RETRIEVAL_NEED_SYSTEM,
+    "relevance": P.RELEVANCE_SYSTEM,
+    "crag": P.CRAG_SYSTEM,
+    "strip": P.STRIP_SYSTEM,
+    "grounded": P.HALLUCINATION_SYSTEM,
+    "usefulness": P.USEFULNESS_SYSTEM,
+    "rewrite": P.REWRITE_VECTOR_SYSTEM,
+    "web_rewrite": P.REWRITE_WEB_SYSTEM,
+    "answer": prompts.ANSWER_SYSTEM,
+    "direct": prompts.DIRECT_SYSTEM,
+    "contextualize": prompts.CONTEXTUALIZE_SYSTEM,
+}
+
+
+def role_of(messages) -> str:
+    system = str(messages[0].content)
+    for role, prompt in ROLES.items():
+        if system.startswith(prompt.split("{")[0][:60]):
+            return role
+    raise AssertionError(f"unknown prompt: {system[:80]!r}")
+
+
+class Script:
+    def __init__(self, **replies):
+        unknown = set(replies) - set(ROLES)
+        assert not unknown, unknown
+        self.replies = {k: (list(v) if isinstance(v, list) else v) for k, v in replies.items()}
+        self.log: list[str] = []
+        self.prompts: dict[str, list] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, messages):
+        role = role_of(messages)
+        with self.lock:
+            self.log.append(role)
+            self.prompts.setdefault(role, []).append(messages)
+            if role not in self.replies:
+                raise AssertionError(f"no scripted reply for {role}")
+            value = self.replies[role]
+            if isinstance(value, list):
+                value = value.pop(0) if len(value) > 1 else value[0]
+        return value(messages) if callable(value) else value
+
+    def count(self, role: str) -> int:
+        return self.log.count(role)
