@@ -1,4 +1,4 @@
-"""Command line: python -m core doctor | ingest | ask | resume | threads."""
+"""Command line: python -m core doctor | ingest | ask | resume | threads | bench."""
 
 from __future__ import annotations
 
@@ -123,6 +123,12 @@ def cmd_resume(settings: Settings, args) -> int:
     return _finish(result, args.json)
 
 
+def cmd_bench(settings: Settings, args) -> int:
+    from core.bench import main as bench_main
+
+    return bench_main(settings, args.json, args.large, args.latency)
+
+
 def cmd_threads(settings: Settings, args) -> int:
     from core.threads import get_registry
 
@@ -161,6 +167,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--message", help="reason given with --reject")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("bench", help="measure graph overhead, grading concurrency and the offline stack")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--large", action="store_true", help="also measure Chroma at 100,000 chunks (slow)")
+    p.add_argument("--latency", type=float, default=1.0, help="injected seconds per model call (default 1.0)")
+
     p = sub.add_parser("threads", help="list conversation threads")
     p.add_argument("--pattern")
 
@@ -173,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     model = getattr(args, "model_late", None) or args.model
     settings = load_settings(provider=provider, model=model, data_dir=args.data_dir)
     handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "ask": cmd_ask, "resume": cmd_resume,
-               "threads": cmd_threads}[args.command]
+               "threads": cmd_threads, "bench": cmd_bench}[args.command]
     return handler(settings, args)
 
 

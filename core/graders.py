@@ -15,7 +15,7 @@ from langchain_core.documents import Document
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from core.prompts import workflow as P
 
@@ -184,10 +184,39 @@ def crag_grade(model, question: str, docs: list[Document], max_concurrency: int)
                     max_concurrency)
 
 
-def grade_strips(model, question: str, strips: list[str], max_concurrency: int) -> list[Outcome[Relevance]]:
-    """Relevance of each sentence strip. Fallback: yes (keep the sentence)."""
-    humans = [f"Question: {question}\n\nSentence: <document>{s}</document>" for s in strips]
-    return ask_many(model, Relevance, P.STRIP_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
+class StripVerdicts(BaseModel):
+    """One yes/no per numbered sentence, in order."""
+
+    verdicts: list[Literal["yes", "no"]]
+
+
+def _strip_schema(n: int) -> type[StripVerdicts]:
+    # the exact length is part of the schema, so constrained decoders emit one verdict per strip
+    return create_model("StripVerdicts", __base__=StripVerdicts,
+                        verdicts=(list[Literal["yes", "no"]], Field(min_length=n, max_length=n)))
+
+
+def grade_strips(model, question: str, strips_per_doc: list[list[str]],
+                 max_concurrency: int) -> list[Outcome[StripVerdicts]]:
+    """Relevance of each sentence strip: one batched call per document, documents concurrently.
+
+    Fallback: every strip of that document kept (losing evidence is worse than keeping a sentence).
+    """
+    outcomes: list[Outcome[StripVerdicts] | None] = [None] * len(strips_per_doc)
+    by_size: dict[int, list[int]] = {}
+    for i, strips in enumerate(strips_per_doc):
+        if strips:
+            by_size.setdefault(len(strips), []).append(i)
+        else:
+            outcomes[i] = Outcome(StripVerdicts(verdicts=[]))
+    for n, indexes in by_size.items():  # one schema per strip count; usually one or two sizes
+        humans = [f"Question: {question}\n\n" + "\n".join(
+            f"{j}. <document>{s}</document>" for j, s in enumerate(strips_per_doc[i], 1)) for i in indexes]
+        results = ask_many(model, _strip_schema(n), P.STRIP_SYSTEM, humans,
+                           StripVerdicts(verdicts=["yes"] * n), max_concurrency)
+        for i, outcome in zip(indexes, results):
+            outcomes[i] = outcome
+    return outcomes
 
 
 def grade_grounded(model, docs: list[Document], answer: str) -> Outcome[Grounded]:

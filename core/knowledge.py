@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
@@ -143,6 +144,8 @@ class KnowledgeBase:
         self.embeddings = embeddings or get_embeddings(settings)
         self.model_id = embedding_model_id(self.embeddings)
         self.client = _client(settings.data_path / "chroma")
+        # one embedding per query text, however many collections it is searched in
+        self.embed_query = functools.lru_cache(maxsize=256)(self.embeddings.embed_query)
 
     # -- collections
 
@@ -241,12 +244,14 @@ class KnowledgeBase:
 
     def search(self, name: str, query: str, k: int = 3) -> list[Document]:
         """Top-k chunks with ``score`` (cosine similarity, 0..1) and ``collection`` in metadata."""
-        store = self.store(name)
-        hits = store.similarity_search_with_score(query, k=k)
+        self.check_embedder(name)
+        got = self._raw(name).query(query_embeddings=[self.embed_query(query)], n_results=k,
+                                    include=["documents", "metadatas", "distances"])
         docs = []
-        for doc, distance in hits:
-            meta = dict(doc.metadata, score=round(1.0 - float(distance), 4), collection=name)
-            docs.append(Document(page_content=doc.page_content, metadata=meta, id=doc.id))
+        for doc_id, text, meta, distance in zip(got["ids"][0], got["documents"][0], got["metadatas"][0],
+                                                got["distances"][0]):
+            meta = dict(meta or {}, score=round(1.0 - float(distance), 4), collection=name)
+            docs.append(Document(page_content=text, metadata=meta, id=doc_id))
         return docs
 
     # -- sample corpora

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import httpx
@@ -31,11 +32,21 @@ class ProviderStatus:
         return f"{self.provider} ({self.model}): {self.status}" + (f" - {self.detail}" if self.detail else "")
 
 
+_probes: dict[str, tuple[float, bool]] = {}
+
+
 def _ollama_reachable(settings: Settings) -> bool:
+    """Probe Ollama, remembering the answer for 30 s (resolved on every run, must stay cheap)."""
+    host = settings.ollama_host.rstrip("/")
+    cached = _probes.get(host)
+    if cached and time.monotonic() - cached[0] < 30:
+        return cached[1]
     try:
-        return httpx.get(settings.ollama_host.rstrip("/") + "/api/tags", timeout=0.8).status_code == 200
+        ok = httpx.get(host + "/api/tags", timeout=0.8).status_code == 200
     except httpx.HTTPError:
-        return False
+        ok = False
+    _probes[host] = (time.monotonic(), ok)
+    return ok
 
 
 def resolve_provider(settings: Settings) -> str:

@@ -32,6 +32,8 @@ class ThreadRegistry:
         self.db = sqlite3.connect(str(path), check_same_thread=False)
         self.db.row_factory = sqlite3.Row
         with self.lock, self.db:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
 
     def _exec(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:

@@ -18,10 +18,17 @@ def crag(*grades):
     return [{"grade": g, "confidence": 0.9} for g in grades]
 
 
+def _sentences(messages):
+    return [line for line in messages[-1].content.splitlines() if "<document>" in line]
+
+
 def price_strips_only(messages):
-    """Strip grader: only sentences about a price are relevant."""
-    sentence = messages[-1].content.split("Sentence:", 1)[1]
-    return {"relevant": "yes" if "가격" in sentence else "no"}
+    """Strip grader: only sentences about a price are relevant (one verdict per numbered sentence)."""
+    return {"verdicts": ["yes" if "가격" in line else "no" for line in _sentences(messages)]}
+
+
+def no_strips(messages):
+    return {"verdicts": ["no"] * len(_sentences(messages))}
 
 
 def test_correct_documents_are_refined_into_strips_and_answered(s):
@@ -78,7 +85,7 @@ def test_ambiguous_with_web_unavailable_answers_from_the_surviving_strips(s):
 
 def test_correct_but_no_strip_survives_falls_back_to_the_web(s):
     web = web_ok("Steak: 35,000 won.")
-    script = Script(crag=crag("correct"), strip={"relevant": "no"}, web_rewrite={"question": "steak price"},
+    script = Script(crag=crag("correct"), strip=no_strips, web_rewrite={"question": "steak price"},
                     answer="35,000 [1].")
     r = run_script("corrective", STEAK, s, script, web=web)
     assert r["path"][3:] == ["refine_knowledge", "rewrite_for_web", "web_search", "generate"]
@@ -99,3 +106,12 @@ def test_grades_run_concurrently_not_one_after_another(s):
     elapsed = time.perf_counter() - start
     # 4 grades + 1 rewrite at 0.3 s each: sequential would take 1.5 s or more
     assert elapsed < 1.4, elapsed
+
+
+def test_strip_verdicts_of_the_wrong_length_fall_back_to_keeping_every_strip(s):
+    script = Script(crag=crag("correct"), strip={"verdicts": ["yes"]}, answer="₩35,000 [1].")
+    r = run_script("corrective", STEAK, s, script)
+    assert script.count("strip") == 4  # two documents, each retried once
+    refined = [e for e in r["trace"] if e["node"] == "refine_knowledge"]
+    assert all(e["kind"] == "error" and "kept every strip" in e["reason"] for e in refined)
+    assert r["termination_reason"] == "answered"

@@ -64,21 +64,22 @@ def build(ctx: RunContext) -> StateGraph:
     def refine_knowledge(state: CragState) -> dict:
         question = state["standalone_question"]
         per_doc = [graders.split_strips(d.page_content)[:MAX_STRIPS_PER_DOC] for d in state["kept"]]
-        flat = [strip for strips in per_doc for strip in strips]
-        outcomes = iter(graders.grade_strips(ctx.grader, question, flat, s.max_concurrency))
+        outcomes = graders.grade_strips(ctx.grader, question, per_doc, s.max_concurrency)
         refined, events = [], []
-        for doc, strips in zip(state["kept"], per_doc):
-            verdicts = [next(outcomes) for _ in strips]
-            kept = [strip for strip, o in zip(strips, verdicts) if o.value.relevant == "yes"]
-            dropped = [strip for strip, o in zip(strips, verdicts) if o.value.relevant != "yes"]
+        for doc, strips, outcome in zip(state["kept"], per_doc, outcomes):
+            verdicts = outcome.value.verdicts
+            kept = [strip for strip, v in zip(strips, verdicts) if v == "yes"]
+            dropped = [strip for strip, v in zip(strips, verdicts) if v != "yes"]
             if kept:
                 refined.append(Document(page_content="\n".join(kept), metadata=dict(doc.metadata), id=doc.id))
-            fallbacks = sum(o.fallback for o in verdicts)
-            events.append(event("refine_knowledge", "verdict", grader="strip_relevance", target=doc_ref(doc),
-                                verdict=f"kept {len(kept)} of {len(strips)} strips",
-                                reason=("dropped: " + " | ".join(d[:60] for d in dropped)) if dropped else "all kept",
-                                kept=[k[:120] for k in kept],
-                                fallbacks=fallbacks or None))
+            if outcome.fallback:
+                reason = f"grader output unusable ({outcome.error}); kept every strip"
+            else:
+                reason = ("dropped: " + " | ".join(d[:60] for d in dropped)) if dropped else "all kept"
+            events.append(event("refine_knowledge", "error" if outcome.fallback else "verdict",
+                                grader="strip_relevance", target=doc_ref(doc),
+                                verdict=f"kept {len(kept)} of {len(strips)} strips", reason=reason,
+                                kept=[k[:120] for k in kept]))
         return {"strips": refined, "trace": events}
 
     def route_after_refining(state: CragState) -> Literal["generate", "rewrite_for_web"]:
@@ -138,9 +139,9 @@ def build(ctx: RunContext) -> StateGraph:
 
 
 def max_llm_calls(settings) -> int:
-    """contextualize 1 + CRAG grade 2 per document + strip grades 2 per strip (<= 12 per document)
-    + web rewrite 2 + answer 1 (every grader may be retried once on a parse failure)."""
-    return 1 + 2 * settings.k + 2 * settings.k * MAX_STRIPS_PER_DOC + 2 + 1
+    """contextualize 1 + CRAG grade 2 per document + strip grades 2 per document (one batched call
+    for its <= 12 strips) + web rewrite 2 + answer 1 (a grader may be retried once on a parse failure)."""
+    return 1 + 2 * settings.k + 2 * settings.k + 2 + 1
 
 
 PATTERN = Pattern(

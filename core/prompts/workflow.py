@@ -48,8 +48,8 @@ CRAG_SYSTEM = f"""Judge how well the retrieved document supports answering the q
 - incorrect: it is about something else
 Give your confidence between 0 and 1. {DATA_NOTE}"""
 
-STRIP_SYSTEM = f"""Judge whether this single sentence is useful for answering the question (yes or no). \
-{DATA_NOTE}"""
+STRIP_SYSTEM = f"""For each numbered sentence, judge whether it is useful for answering the question. \
+Reply with one verdict per sentence, yes or no, in the same order. {DATA_NOTE}"""
 
 HALLUCINATION_SYSTEM = f"""Judge whether every fact in the answer is supported by the documents \
 (grounded: yes) or whether it states something the documents do not say (grounded: no). \
