@@ -1,4 +1,4 @@
-"""Command line: python -m core doctor | ingest | ask | resume | threads | bench."""
+"""Command line: python -m core doctor | ingest | ask | resume | threads | eval | bench."""
 
 from __future__ import annotations
 
@@ -129,6 +129,27 @@ def cmd_bench(settings: Settings, args) -> int:
     return bench_main(settings, args.json, args.large, args.latency)
 
 
+def cmd_eval(settings: Settings, args) -> int:
+    from core import evaluate
+    from core.patterns import pattern_ids
+
+    patterns = args.patterns.split(",") if args.patterns else pattern_ids()
+    unknown = [p for p in patterns if p not in pattern_ids()]
+    if unknown:
+        sys.stderr.write(f"error: unknown pattern(s) {', '.join(unknown)}; choose from {', '.join(pattern_ids())}\n")
+        return 2
+    items = evaluate.load_evalset()
+    if args.category:
+        items = [i for i in items if i["category"] == args.category]
+    items = items[: args.limit] if args.limit else items
+    _knowledge(settings)
+    report = evaluate.evaluate(settings, patterns, items, progress=_progress)
+    path = evaluate.save(report, settings)
+    print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else evaluate.render(report))
+    sys.stderr.write(f"saved to {path}\n")
+    return 0
+
+
 def cmd_threads(settings: Settings, args) -> int:
     from core.threads import get_registry
 
@@ -172,10 +193,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--large", action="store_true", help="also measure Chroma at 100,000 chunks (slow)")
     p.add_argument("--latency", type=float, default=1.0, help="injected seconds per model call (default 1.0)")
 
+    p = sub.add_parser("eval", help="score patterns on the shipped question set")
+    p.add_argument("--patterns", help="comma-separated pattern ids (default: all)")
+    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--category", help="only one category (menu, wine, pairing, policy_both, ...)")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("threads", help="list conversation threads")
     p.add_argument("--pattern")
 
-    for name in ("ask", "resume"):  # allow the global options after the sub-command too
+    for name in ("ask", "resume", "eval"):  # allow the global options after the sub-command too
         sub.choices[name].add_argument("--provider", choices=PROVIDERS, dest="provider_late")
         sub.choices[name].add_argument("--model", dest="model_late")
 
@@ -184,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     model = getattr(args, "model_late", None) or args.model
     settings = load_settings(provider=provider, model=model, data_dir=args.data_dir)
     handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "ask": cmd_ask, "resume": cmd_resume,
-               "threads": cmd_threads, "bench": cmd_bench}[args.command]
+               "threads": cmd_threads, "bench": cmd_bench, "eval": cmd_eval}[args.command]
     return handler(settings, args)
 
 

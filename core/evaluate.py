@@ -1,0 +1,154 @@
+"""Evaluation: run the shipped question set through patterns and score what came back.
+
+Scores per pattern: route/tool accuracy, source hit rate, key-fact rate, correct-decline rate,
+mean LLM calls, tokens and wall time, and the termination reasons. Results are saved with the
+provider, model and date under ``<data dir>/evals/`` so runs of different models can be compared.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Callable
+
+from core.config import Settings
+
+EVALSET = Path(__file__).resolve().parent / "evalset.json"
+DECLINE_MARKERS = ("없습니다", "없어", "부족", "찾지 못", "알 수 없", "확인할 수 없", "모르", "답할 수 없", "답하지 않",
+                   "not enough", "no information", "cannot", "can't", "don't know", "not available",
+                   "do not contain", "does not contain", "doesn't contain", "unable to")
+DECLINE_REASONS = ("no_relevant_documents", "not_enough_evidence")
+
+
+def load_evalset(path: Path = EVALSET) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", "", text or "").lower()
+
+
+def searched_collections(result: dict) -> set[str]:
+    """Which stores a run looked in, read from its trace (retrievers, agent tools, web search)."""
+    found: set[str] = set()
+    for ev in result.get("trace") or []:
+        if ev.get("kind") != "tool":
+            continue
+        if ev.get("grader") == "web_search" or ev.get("target") == "web":
+            found.add("web")
+        elif ev.get("grader") == "retriever":
+            found.update(t for t in str(ev.get("target", "")).split(",") if t)
+        for name in ev.get("collections") or []:  # agents name the collections their tool searched
+            found.add(name)
+    return found
+
+
+def score_item(item: dict, result: dict) -> dict:
+    """Score one run against one question; None where a measure does not apply."""
+    answer = result.get("answer") or ""
+    searched = searched_collections(result)
+    expected = set(item.get("expected_collections") or [])
+    if item.get("must_decline"):
+        route_ok = None  # looking somewhere before declining is as right as not looking
+    elif item.get("expected_route") == "direct" or not expected:
+        route_ok = not searched if item.get("expected_route") == "direct" else None
+    else:
+        route_ok = expected <= searched
+    cited = {s.get("source") for s in result.get("sources") or []}
+    source_hit = bool(cited & set(item["expected_sources"])) if item.get("expected_sources") else None
+    facts = item.get("key_facts") or []
+    fact_rate = sum(_norm(f) in _norm(answer) for f in facts) / len(facts) if facts else None
+    declined = (result.get("termination_reason") in DECLINE_REASONS
+                or any(m in answer.lower() for m in DECLINE_MARKERS))
+    return {
+        "id": item["id"], "category": item["category"], "route_ok": route_ok, "source_hit": source_hit,
+        "fact_rate": fact_rate, "declined_ok": declined if item.get("must_decline") else None,
+        "llm_calls": result.get("llm_calls", 0), "tokens": result.get("tokens", 0), "ms": result.get("ms", 0),
+        "termination_reason": result.get("termination_reason") or "error", "error": result.get("error"),
+        "searched": sorted(searched), "answer": answer[:300],
+    }
+
+
+def _mean(values) -> float | None:
+    values = [float(v) for v in values if v is not None]
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def summarise(scores: list[dict]) -> dict:
+    return {
+        "questions": len(scores),
+        "route_accuracy": _mean(s["route_ok"] for s in scores),
+        "source_hit_rate": _mean(s["source_hit"] for s in scores),
+        "key_fact_rate": _mean(s["fact_rate"] for s in scores),
+        "correct_decline_rate": _mean(s["declined_ok"] for s in scores),
+        "mean_llm_calls": _mean(s["llm_calls"] for s in scores),
+        "mean_tokens": _mean(s["tokens"] for s in scores),
+        "mean_seconds": _mean(s["ms"] / 1000 for s in scores),
+        "errors": sum(1 for s in scores if s["error"]),
+        "terminations": dict(Counter(s["termination_reason"] for s in scores)),
+    }
+
+
+def evaluate(settings: Settings, patterns: list[str], items: list[dict],
+             run_one: Callable[[str, str, Settings], dict] | None = None,
+             progress: Callable[[int, int, str], None] | None = None) -> dict:
+    """Run every item through every pattern (each in a fresh thread) and score it."""
+    from core.models import model_name, resolve_provider
+    from core.runner import run
+
+    run_one = run_one or (lambda pattern, question, s: run(pattern, question, s))
+    per_pattern: dict[str, dict] = {}
+    total, done = len(patterns) * len(items), 0
+    for pattern in patterns:
+        scores = []
+        for item in items:
+            result = run_one(pattern, item["question"], settings)
+            scores.append(score_item(item, result))
+            done += 1
+            if progress:
+                progress(done, total, f"{pattern} {item['id']}")
+        per_pattern[pattern] = {"summary": summarise(scores), "items": scores}
+    provider = resolve_provider(settings)
+    return {"date": time.strftime("%Y-%m-%d %H:%M"), "provider": provider, "model": model_name(settings, provider),
+            "patterns": per_pattern}
+
+
+def save(report: dict, settings: Settings) -> Path:
+    folder = settings.data_path / "evals"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{report['provider']}.json"
+    path.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    return path
+
+
+def saved_reports(settings: Settings) -> list[dict]:
+    """Every saved evaluation, newest first, each with its file name."""
+    folder = settings.data_path / "evals"
+    reports = []
+    for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:
+        try:
+            reports.append({**json.loads(path.read_text(encoding="utf-8")), "file": path.name})
+        except (OSError, ValueError):
+            continue  # a half-written or foreign file is not an evaluation
+    return reports
+
+
+def render(report: dict) -> str:
+    keys = ["route_accuracy", "source_hit_rate", "key_fact_rate", "correct_decline_rate", "mean_llm_calls",
+            "mean_tokens", "mean_seconds", "errors"]
+    header = ["pattern", "n"] + keys
+    rows = [[name, str(data["summary"]["questions"])] + [str(data["summary"][k]) for k in keys]
+            for name, data in report["patterns"].items()]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [f"evaluation {report['date']}: {report['provider']} ({report['model']})",
+             "  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.append("")
+    for name, data in report["patterns"].items():
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(data["summary"]["terminations"].items()))
+        lines.append(f"{name}: {reasons}")
+    return "\n".join(lines)
