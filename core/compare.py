@@ -1,0 +1,112 @@
+"""Compare patterns on one question: one run per pattern, each in its own thread, concurrently.
+
+``stream_compare`` merges the runs' events into one stream (tagged with the pattern) so a front
+end can fill each column as its run progresses, in its own (script) thread. Finished
+comparisons are saved and can be reopened.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+import uuid
+from typing import Callable, Iterator
+
+from core.config import Settings
+from core.runner import check_question, stream_run
+
+METRICS = ("termination_reason", "llm_calls", "tokens", "seconds", "sources", "steps")
+
+
+def stream_compare(question: str, patterns: list[str], settings: Settings,
+                   ctx_factory: Callable[[str], object] | None = None) -> Iterator[dict]:
+    """Yield {"pattern", **event} from all runs as they happen; the last event is ``compared``."""
+    question = check_question(question)
+    if not patterns:
+        raise ValueError("choose at least one pattern to compare")
+    events: queue.Queue = queue.Queue()
+    compare_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+    def worker(pattern_id: str) -> None:
+        try:
+            ctx = ctx_factory(pattern_id) if ctx_factory else None
+            for event in stream_run(pattern_id, question, settings, ctx=ctx):
+                events.put((pattern_id, event))
+        except Exception as exc:  # a run that cannot start still reports, the others go on
+            events.put((pattern_id, {"type": "error", "message": str(exc),
+                                     "result": {"pattern": pattern_id, "error": str(exc)}}))
+        finally:
+            events.put((pattern_id, None))
+
+    for pattern_id in patterns:
+        threading.Thread(target=worker, args=(pattern_id,), daemon=True, name=f"compare-{pattern_id}").start()
+    results: dict[str, dict] = {}
+    running = len(patterns)
+    while running:
+        pattern_id, event = events.get()
+        if event is None:
+            running -= 1
+            continue
+        if event["type"] in ("done", "error"):
+            results[pattern_id] = event["result"]
+        yield {"pattern": pattern_id, **event}
+    record = {"id": compare_id, "date": time.strftime("%Y-%m-%d %H:%M"), "question": question,
+              "patterns": patterns, "results": {p: results.get(p, {}) for p in patterns}}
+    save_comparison(record, settings)
+    yield {"type": "compared", "comparison": record}
+
+
+def compare(question: str, patterns: list[str], settings: Settings, **kwargs) -> dict:
+    record: dict = {}
+    for event in stream_compare(question, patterns, settings, **kwargs):
+        if event["type"] == "compared":
+            record = event["comparison"]
+    return record
+
+
+def metrics_rows(record: dict) -> list[dict]:
+    """One row per pattern: what a metrics table and chart show."""
+    rows = []
+    for pattern_id, result in record["results"].items():
+        rows.append({
+            "pattern": pattern_id,
+            "termination_reason": result.get("termination_reason") or ("error" if result.get("error") else ""),
+            "llm_calls": result.get("llm_calls", 0),
+            "tokens": result.get("tokens", 0),
+            "seconds": round(result.get("ms", 0) / 1000, 2),
+            "sources": len(result.get("sources") or []),
+            "steps": len(result.get("path") or []),
+        })
+    return rows
+
+
+def _folder(settings: Settings):
+    folder = settings.data_path / "comparisons"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def save_comparison(record: dict, settings: Settings) -> None:
+    path = _folder(settings) / f"{record['id']}.json"
+    path.write_text(json.dumps(record, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
+
+
+def list_comparisons(settings: Settings) -> list[dict]:
+    """Past comparisons, newest first: id, date, question, patterns."""
+    out = []
+    for path in sorted(_folder(settings).glob("*.json"), reverse=True):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        out.append({k: record.get(k) for k in ("id", "date", "question", "patterns")})
+    return out
+
+
+def load_comparison(settings: Settings, compare_id: str) -> dict:
+    path = _folder(settings) / f"{compare_id}.json"
+    if not path.is_file() or path.parent != _folder(settings):
+        raise KeyError(f"no saved comparison {compare_id!r}")
+    return json.loads(path.read_text(encoding="utf-8"))
