@@ -150,6 +150,16 @@ def cmd_eval(settings: Settings, args) -> int:
     return 0
 
 
+def cmd_patterns(settings: Settings, args) -> int:
+    from core.patterns import all_patterns
+
+    for p in all_patterns():
+        print(f"{p.id:<13} {p.title:<24} at most {p.max_llm_calls(settings):>3} LLM calls "
+              f"(k={settings.k}, rewrites={settings.max_rewrites}, regenerations={settings.max_generations}), "
+              f"recursion limit {p.recursion_limit(settings)}")
+    return 0
+
+
 def cmd_threads(settings: Settings, args) -> int:
     from core.threads import get_registry
 
@@ -199,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--category", help="only one category (menu, wine, pairing, policy_both, ...)")
     p.add_argument("--json", action="store_true")
 
+    sub.add_parser("patterns", help="list the patterns and the most LLM calls each run can make")
+
     p = sub.add_parser("threads", help="list conversation threads")
     p.add_argument("--pattern")
 
@@ -211,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     model = getattr(args, "model_late", None) or args.model
     settings = load_settings(provider=provider, model=model, data_dir=args.data_dir)
     handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "ask": cmd_ask, "resume": cmd_resume,
-               "threads": cmd_threads, "bench": cmd_bench, "eval": cmd_eval}[args.command]
+               "threads": cmd_threads, "patterns": cmd_patterns, "bench": cmd_bench, "eval": cmd_eval}[args.command]
     return handler(settings, args)
 
 

@@ -1,0 +1,30 @@
+"""Every registered pattern: builds, draws its Mermaid diagram, documents a bound."""
+
+import pytest
+
+from core.context import make_context
+from core.patterns import all_patterns, compile_pattern, pattern_ids
+from scripted import ScriptedChatModel
+
+
+@pytest.mark.parametrize("pattern_id", pattern_ids())
+def test_pattern_compiles_and_draws_its_diagram(sample_settings, pattern_id):
+    from core.patterns import get_pattern
+
+    pattern = get_pattern(pattern_id)
+    ctx = make_context(sample_settings, llm=ScriptedChatModel(), grader=ScriptedChatModel())
+    graph = compile_pattern(pattern, ctx)
+    mermaid = graph.get_graph().draw_mermaid()
+    assert mermaid.startswith("---") or "graph TD" in mermaid
+    for node in pattern.answer_nodes:
+        assert node in mermaid, node
+    assert pattern.max_llm_calls(sample_settings) > 0
+    assert pattern.recursion_limit(sample_settings) > pattern.max_llm_calls(sample_settings)
+    assert len(pattern.description.splitlines()) == 2
+
+
+def test_bounds_grow_with_the_retry_settings(sample_settings):
+    small = sample_settings.with_(k=2, max_rewrites=1, max_generations=1)
+    large = sample_settings.with_(k=4, max_rewrites=3, max_generations=3)
+    for pattern in all_patterns():
+        assert pattern.max_llm_calls(large) >= pattern.max_llm_calls(small)
