@@ -144,19 +144,25 @@ def bench_embedded_model() -> dict:
     llama = embedded_llm.get_llama(path)
     load = embedded_llm.LOAD_SECONDS.get(str(path), 0.0)
     model = embedded_llm.EmbeddedChatModel(max_tokens=128)
-    start, first, tokens = time.perf_counter(), None, 0
-    for chunk in model.stream("스테이크에 대해 길게 설명해 주세요."):
+    start, first = time.perf_counter(), None
+    for chunk in model.stream("스테이크에 대해 설명해 주세요."):
         if chunk.content:
+            first = time.perf_counter() - start
+            break
+    # decode speed on plain continuation: the chat transcript stops early on a base model
+    start, tokens, first_raw = time.perf_counter(), 0, 0.0
+    with embedded_llm._llama_lock:
+        for part in llama.create_completion("The history of the restaurant began", max_tokens=128, stream=True,
+                                            temperature=0.0):
             tokens += 1
-            first = first or time.perf_counter() - start
-    total = time.perf_counter() - start
-    decode = (tokens - 1) / max(total - (first or 0), 1e-9)
+            first_raw = first_raw or time.perf_counter() - start
+    decode = (tokens - 1) / max(time.perf_counter() - start - first_raw, 1e-9)
     start = time.perf_counter()
     model.with_structured_output(graders.Relevance).invoke("Question: 스테이크 가격? Document: 스테이크 ₩35,000")
     grade = time.perf_counter() - start
     del llama
     return {"assemble_check_s": round(assemble, 2), "load_s": round(load, 2), "first_token_s": round(first or 0, 3),
-            "tokens": tokens, "tokens_per_s": round(decode, 1), "structured_grade_s": round(grade, 2)}
+            "decoded_tokens": tokens, "tokens_per_s": round(decode, 1), "structured_grade_s": round(grade, 2)}
 
 
 def bench_embeddings(n: int = 64) -> dict:
