@@ -22,11 +22,6 @@ def node_ids(mermaid: str) -> set[str]:
     return {m.group(1) for line in mermaid.split("\n") if (m := re.match(r"^\s*([^\s(\[]+)[(\[]", line))}
 
 
-def covers(mermaid: str, path: list[str]) -> bool:
-    """Whether every node of a run's path is in the diagram (a review node exists only with review on)."""
-    return {mermaid_id(n) for n in path} <= node_ids(mermaid)
-
-
 def pattern_mermaid(pattern, ctx) -> str:
     """The compiled graph's Mermaid text; models are not called, so this is cheap."""
     from core.patterns import compile_pattern
@@ -47,11 +42,7 @@ def highlight(mermaid: str, path: list[str], paused_at: str | None = None, finis
     steps = {(mermaid_id(a), mermaid_id(b)) for a, b in zip(walk, walk[1:])}
     if paused_at:
         steps.add((mermaid_id(walk[-1]), mermaid_id(paused_at)))
-    links = []
-    for line in lines:
-        m = _EDGE.match(line)
-        if m and not line.strip().startswith(("subgraph", "classDef", "class ")):
-            links.append((m.group(1), m.group(2)))
+    links = [m.groups() for line in lines if (m := _EDGE.match(line))]  # linkStyle counts links in order
     extra = [VISITED, PAUSED]
     paused_id = mermaid_id(paused_at) if paused_at else None
     marked = [n for n in visited if n != paused_id]

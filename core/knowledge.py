@@ -31,6 +31,14 @@ EMBED_BATCH = 32
 Progress = Callable[[int, int, str], None]  # (done, total, label)
 
 
+# Chroma's rule, kept a little stricter so every name we accept is valid everywhere
+COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$")
+
+
+def valid_collection_name(name: str) -> bool:
+    return bool(COLLECTION_NAME.match(name)) and ".." not in name
+
+
 class KnowledgeError(ValueError):
     """A problem the user can fix: bad file, unknown collection, wrong embedder."""
 
@@ -199,7 +207,7 @@ class KnowledgeBase:
             col.delete(ids=ids)
         return len(ids)
 
-    def chunks(self, name: str, source: str | None = None, limit: int = 50) -> list[Document]:
+    def chunks(self, name: str, source: str | None = None, limit: int | None = 50) -> list[Document]:
         col = self._raw(name)
         got = col.get(where={"source": source} if source else None, limit=limit,
                       include=["documents", "metadatas"])
@@ -239,6 +247,35 @@ class KnowledgeBase:
                     progress(start + len(batch), len(chunks), path.name)
             report.added[path.name] = len(chunks)
         return report
+
+    def reindex(self, name: str, progress: Progress | None = None) -> int:
+        """Re-embed a collection's chunks with this knowledge base's embedder; return the chunk count.
+
+        The new index is built beside the old one and swapped in at the end, so a failing embedder
+        leaves the collection as it was.
+        """
+        chunks = self.chunks(name, limit=None)
+        old_meta = {k: v for k, v in (self.client.get_collection(name).metadata or {}).items()
+                    if not k.startswith("hnsw:") and k != "embedding_model"}
+        temp = f"{name[:50]}-reindex"
+        if self.exists(temp):
+            self.client.delete_collection(temp)
+        store = self.store(temp, create=True)
+        try:
+            for start in range(0, len(chunks), EMBED_BATCH):
+                batch = chunks[start:start + EMBED_BATCH]
+                store.add_documents(batch, ids=[c.id for c in batch])
+                if progress:
+                    progress(start + len(batch), len(chunks), name)
+        except Exception:
+            self.client.delete_collection(temp)
+            raise
+        self.client.delete_collection(name)
+        fresh = self.client.get_collection(temp)
+        kept = {k: v for k, v in (fresh.metadata or {}).items() if not k.startswith("hnsw:")}
+        # Chroma refuses hnsw:* keys in modify(), even unchanged; the sample digest carries over
+        fresh.modify(name=name, metadata={**old_meta, **kept})
+        return len(chunks)
 
     # -- retrieval
 

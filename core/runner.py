@@ -59,17 +59,18 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         except ReviewDecisionError as exc:
             raise RunInputError(str(exc)) from None
         earlier_usage = (previous["result"] or {}).get("usage", {})
+        earlier_path = (previous["result"] or {}).get("path", [])
     else:
         question = check_question(question)
         thread_id = thread_id or uuid.uuid4().hex[:12]
-        earlier_usage = {}
+        earlier_usage, earlier_path = {}, []
         run_id = None
     pattern = get_pattern(pattern_id)
     started = time.perf_counter()
     yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
 
     usage = UsageCallback()
-    path: list[str] = []
+    path: list[str] = list(earlier_path)  # a resumed run continues the path it paused on
     result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question}
     try:
         ctx = ctx or make_context(settings, **options)

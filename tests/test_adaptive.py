@@ -126,6 +126,7 @@ def test_review_edit_retrieves_again_for_the_edited_question(s):
     new_docs = again["interrupt"]["documents"]
     assert again["interrupt"]["question"] == "트러플 크림 파스타 가격"
     assert any("트러플" in d["text"] for d in new_docs)  # not the stale steak documents
+    assert again["path"].count("search_menu") == 2 and "retrieve" not in again["path"]  # the routed store again
     done = resume(again["thread_id"], {"action": "approve"}, s, ctx=ctx)
     assert done["termination_reason"] == "answered"
     assert "트러플" in script.prompts["answer"][0][0].content

@@ -16,6 +16,10 @@ _MODULES = {
     "adaptive": "adaptive",
     "self_rag": "self_rag",
     "corrective": "corrective",
+    "agentic": "agentic",
+    "react": "react",
+    "react_native": "react_native",
+    "graph_rag": "graph_rag",
 }
 
 
@@ -29,6 +33,7 @@ class Pattern:
     answer_nodes: frozenset = frozenset({"generate"})  # nodes whose tokens stream into the chat bubble
     reset: dict = field(default_factory=dict)  # per-turn state keys reset at the start of each run
     supports_review: bool = False
+    variants: tuple = ()  # values of the per-turn "variant" option, the first is the default
 
     def recursion_limit(self, settings: Settings) -> int:
         # every LLM call happens in its own super-step at most, plus routing and bookkeeping steps

@@ -200,4 +200,5 @@ PATTERN = Pattern(
     reset={"variant": "domain", "route": "", "complexity": "", "sub_questions": [], "sub_answers": None,
            "web_status": ""},
     supports_review=True,
+    variants=("domain", "complexity"),
 )

@@ -141,7 +141,7 @@ def make_review_documents(retrieve_again, answer_node: str = "generate"):
     reviewer must never get an answer written from documents found for the old question.
     """
 
-    def review_documents(state: BaseState) -> Command:
+    def review_documents(state: dict) -> Command:  # dict: the pattern's own state, route included
         docs = state.get("documents", [])
         question = state["standalone_question"]
         decision = normalise_decision(interrupt(document_review("review_documents", question, docs)))

@@ -1,0 +1,193 @@
+"""Agentic RAG: the model decides to answer directly or call the retriever; the graph keeps it honest.
+
+Retrieved context is graded before any answer is written from it; a failing grade rewrites the
+query while the retry budget lasts, then falls back to saying the documents do not support an
+answer. Answers cite ``[Source: label]``, and every citation is checked against the labels the
+tool returned in this run: unsupported ones are removed and the trace names them.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.documents import Document
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.graph import END, START, StateGraph
+
+from core import graders
+from core.context import RunContext
+from core.patterns import Pattern
+from core.patterns.common import BaseState, final, make_contextualize, say
+from core.prompts import agents as P
+from core.tools import (
+    MAX_TOOL_CALLS,
+    action_event,
+    bind_agent_tools,
+    cap_calls,
+    format_labelled,
+    label_sources,
+    merge_documents,
+    new_call,
+    observation_event,
+    query_of,
+    run_tool,
+    search_documents_tool,
+    source_label,
+    verify_citations,
+)
+from core.trace import doc_ref, event, stop
+
+HISTORY_MESSAGES = 6  # earlier conversation the agent sees, to answer follow-ups already answered
+
+
+class AgenticState(BaseState, total=False):
+    tool_calls: list[dict]  # the retriever calls to run next (from the agent, or a rewrite)
+    query: str  # the latest search query, what a rewrite improves
+    retrieved: list[Document]  # this round's tool results, before grading
+    labels: list[str]  # every source label the tool returned in this run
+    rewrites: int
+    draft: str  # the answer before its citations are verified
+
+
+def build(ctx: RunContext) -> StateGraph:
+    s = ctx.settings
+    tools = [search_documents_tool(ctx.kb.names())]
+
+    def counters(state: AgenticState) -> dict:
+        return {"rewrites": state.get("rewrites", 0), "max_rewrites": s.max_rewrites}
+
+    def agent(state: AgenticState) -> dict:
+        history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
+        model = bind_agent_tools(ctx.llm, tools)
+        reply = model.invoke([SystemMessage(P.AGENT_SYSTEM), *history, HumanMessage(state["standalone_question"])])
+        if reply.tool_calls:
+            calls, notes = cap_calls(reply.tool_calls, "agent")
+            return {"tool_calls": calls, "query": query_of(calls[0].get("args")) or state["standalone_question"],
+                    "trace": [action_event("agent", 1, c) for c in calls] + notes}
+        text = str(reply.content).strip()
+        if not text:  # neither an answer nor a call: search with the question rather than answer nothing
+            call = new_call(tools[0].name, state["standalone_question"])
+            ev = event("agent", "route", grader="agent", target=tools[0].name, verdict="fallback",
+                       reason="the agent gave neither an answer nor a tool call; searching with the question")
+            return {"tool_calls": [call], "query": state["standalone_question"], "trace": [ev]}
+        ev = event("agent", "route", grader="agent", target="direct", verdict="answer",
+                   reason="the agent answered without calling a tool")
+        return {"tool_calls": [], "draft": text, "trace": [ev]}
+
+    def route_after_agent(state: AgenticState) -> Literal["retrieve", "direct_answer"]:
+        return "retrieve" if state.get("tool_calls") else "direct_answer"
+
+    def direct_answer(state: AgenticState) -> dict:
+        return {**final(state["draft"]), **stop("direct_answer", "direct_answer", "the agent answered without retrieval")}
+
+    def retrieve(state: AgenticState) -> dict:
+        round_ = state.get("rewrites", 0) + 1
+        found: list[Document] = []
+        labels = list(state.get("labels", []))
+        events = []
+        for call in state["tool_calls"]:
+            run = run_tool(ctx, tools, call)
+            found = merge_documents(found, run.documents)
+            labels.extend(source_label(d) for d in run.documents)
+            events.append(observation_event("retrieve", round_, run))
+        return {"retrieved": found, "labels": list(dict.fromkeys(labels)), "tool_calls": [], "trace": events}
+
+    def grade_documents(state: AgenticState) -> dict:
+        docs = state.get("retrieved", [])
+        outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, s.max_concurrency)
+        kept, events = [], []
+        for doc, outcome in zip(docs, outcomes):
+            if outcome.value.relevant == "yes":
+                kept.append(doc)
+            events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="relevance",
+                                target=doc_ref(doc), verdict=outcome.value.relevant, score=doc.metadata.get("score"),
+                                reason=outcome.error or None))
+        summary = event("grade_documents", "verdict", grader="context", target="retrieved context",
+                        verdict="pass" if kept else "fail", reason=f"{len(kept)} of {len(docs)} chunk(s) relevant",
+                        counters=counters(state))
+        return {"documents": kept, "trace": events + [summary]}
+
+    def route_after_grading(state: AgenticState) -> Literal["generate", "rewrite_question", "fallback"]:
+        if state.get("documents"):
+            return "generate"
+        if state.get("rewrites", 0) < s.max_rewrites:
+            return "rewrite_question"
+        return "fallback"
+
+    def rewrite_question(state: AgenticState) -> dict:
+        base = state["standalone_question"] if not state.get("rewrites") else state.get("query") or state["standalone_question"]
+        outcome = graders.rewrite_question(ctx.grader, base)
+        rewrites = state.get("rewrites", 0) + 1
+        ev = event("rewrite_question", "error" if outcome.fallback else "rewrite", grader="rewriter",
+                   verdict=outcome.value.question,
+                   reason=f"context failed grading: rewrite {rewrites} of {s.max_rewrites}"
+                          + (f" ({outcome.error})" if outcome.fallback else ""),
+                   counters={**counters(state), "rewrites": rewrites})
+        return {"query": outcome.value.question, "rewrites": rewrites,
+                "tool_calls": [new_call(tools[0].name, outcome.value.question, "rewrite")], "trace": [ev]}
+
+    def generate(state: AgenticState) -> dict:
+        system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))
+        reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(state["standalone_question"])])
+        return {"draft": str(reply.content).strip()}
+
+    def verify_citations_node(state: AgenticState) -> dict:
+        answer, verified, removed = verify_citations(state.get("draft", ""), state.get("labels", []))
+        ev = event("verify_citations", "verdict", grader="citations", target="answer",
+                   verdict=f"{len(verified)} verified, {len(removed)} removed",
+                   reason=("removed unsupported: " + "; ".join(removed)) if removed
+                   else ("every citation matches a retrieved source" if verified else "the answer cites nothing"),
+                   verified=verified, removed=removed)
+        docs = state["documents"]
+        end = stop("verify_citations", "answered", f"answered from {len(docs)} graded chunk(s)", counters=counters(state))
+        return {**final(answer, docs), "sources": label_sources(docs), **end, "trace": [ev] + end["trace"]}
+
+    def fallback(state: AgenticState) -> dict:
+        question = state["standalone_question"]
+        answer = say(question, "색인된 문서에서 이 질문에 답할 근거를 찾지 못했습니다. 질문을 바꾸거나 관련 문서를 추가해 주세요.",
+                     "The indexed documents do not support an answer to this question. "
+                     "Try rephrasing it, or add documents that cover it.")
+        message = (f"no retrieved chunk passed grading after {state.get('rewrites', 0)} rewrite(s) "
+                   f"(budget {s.max_rewrites}); not answering from failed context")
+        return {**final(answer), **stop("fallback", "no_relevant_documents", message, counters=counters(state))}
+
+    builder = StateGraph(AgenticState)
+    builder.add_node("contextualize", make_contextualize(ctx))
+    for node in (agent, direct_answer, retrieve, grade_documents, rewrite_question, generate):
+        builder.add_node(node)
+    builder.add_node("verify_citations", verify_citations_node)
+    builder.add_node(fallback)
+
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "agent")
+    builder.add_conditional_edges("agent", route_after_agent)
+    builder.add_edge("direct_answer", END)
+    builder.add_edge("retrieve", "grade_documents")
+    builder.add_conditional_edges("grade_documents", route_after_grading)
+    builder.add_edge("rewrite_question", "retrieve")
+    builder.add_edge("generate", "verify_citations")
+    builder.add_edge("verify_citations", END)
+    builder.add_edge("fallback", END)
+    return builder
+
+
+def max_llm_calls(settings) -> int:
+    """contextualize 1 + agent 1
+    + first round: relevance 2 (one parse retry) per chunk, up to MAX_TOOL_CALLS calls of k chunks
+    + each rewrite: rewriter 2 + relevance 2 per chunk (one call of k chunks)
+    + answer 1. Citation checking is code, not a model call.
+    """
+    k = settings.k
+    return 1 + 1 + 2 * MAX_TOOL_CALLS * k + settings.max_rewrites * (2 + 2 * k) + 1
+
+
+PATTERN = Pattern(
+    id="agentic",
+    title="Agentic RAG",
+    description="The model answers directly or calls the retriever; context is graded, failed searches are\n"
+                "rewritten within a budget, and every [Source: …] citation is checked against the tool output.",
+    build=build,
+    max_llm_calls=max_llm_calls,
+    answer_nodes=frozenset({"agent", "generate"}),
+    reset={"tool_calls": [], "query": "", "retrieved": [], "labels": [], "rewrites": 0, "draft": ""},
+)

@@ -1,0 +1,114 @@
+"""ReAct, native tool calling: the tools go to the model's API, which may call several at once.
+
+Same tools, same nodes around the loop and same trace as the prompt-protocol flavour (``react``):
+only the ``agent`` step differs. The model's reply either carries tool calls (run, then the loop
+continues) or is the final answer. ``max_iterations`` bounds the model replies.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.graph import END, START, StateGraph
+
+from core.context import RunContext
+from core.patterns import Pattern
+from core.patterns.common import BaseState, make_contextualize
+from core.patterns.react import after_step, make_best_answer, make_finish, make_tools_node
+from core.prompts import agents as P
+from core.tools import (
+    action_event,
+    bind_agent_tools,
+    cap_calls,
+    compact_tool_messages,
+    final_event,
+    make_review_tool_calls,
+    policy_tools,
+    thought_event,
+    with_calls,
+)
+
+
+class ReactNativeState(BaseState, total=False):
+    agent_messages: list[AnyMessage]  # this turn's tool-calling exchange (the conversation stays in messages)
+    pending: list[dict]  # tool calls waiting to run
+    iterations: int  # model replies so far
+    parse_errors: int  # always 0 here: the API returns structured calls (kept for the shared trace)
+    final_answer: str
+
+
+def build(ctx: RunContext) -> StateGraph:
+    s = ctx.settings
+    tools = policy_tools()
+
+    def agent(state: ReactNativeState) -> dict:
+        iteration = state.get("iterations", 0) + 1
+        exchange = state.get("agent_messages", [])
+        model = bind_agent_tools(ctx.llm, tools, parallel=True)
+        reply = model.invoke([SystemMessage(P.REACT_NATIVE_SYSTEM), HumanMessage(state["standalone_question"]),
+                              *compact_tool_messages(exchange)])
+        text = str(reply.content or "").strip()
+        if not reply.tool_calls:
+            return {"iterations": iteration, "final_answer": text, "pending": [],
+                    "trace": [final_event("agent", text)]}
+        calls, notes = cap_calls(reply.tool_calls, "agent")
+        events = [thought_event("agent", iteration, text)] if text else []
+        events += [action_event("agent", iteration, c) for c in calls] + notes
+        return {"iterations": iteration, "pending": calls, "agent_messages": exchange + [with_calls(reply, calls)],
+                "trace": events}
+
+    def route_after_agent(state: ReactNativeState) -> Literal["review_tool_calls", "tools", "finish"]:
+        if state.get("pending"):
+            return "review_tool_calls" if state.get("review") else "tools"
+        return "finish"
+
+    def record_step(state: ReactNativeState, call: dict, run) -> dict:
+        result = ToolMessage(content=run.text, tool_call_id=call["id"], name=call["name"])
+        return {"agent_messages": state.get("agent_messages", []) + [result]}
+
+    def reject(state: ReactNativeState, calls: list[dict], message: str) -> dict:
+        refusals = [ToolMessage(content=f"The reviewer rejected this call: {message}", tool_call_id=c["id"], name=c["name"])
+                    for c in calls]
+        return {"agent_messages": state.get("agent_messages", []) + refusals}
+
+    def edit(state: ReactNativeState, calls: list[dict]) -> dict:
+        exchange = list(state.get("agent_messages", []))
+        if exchange and exchange[-1].type == "ai":  # the history says what actually ran
+            exchange[-1] = with_calls(exchange[-1], calls)
+        return {"agent_messages": exchange}
+
+    builder = StateGraph(ReactNativeState)
+    builder.add_node("contextualize", make_contextualize(ctx))
+    builder.add_node(agent)
+    builder.add_node("review_tool_calls", make_review_tool_calls("pending", "tools", reject, after_step(s, "agent"), edit),
+                     destinations=("tools", "agent", "best_answer"))
+    builder.add_node("tools", make_tools_node(ctx, tools, record_step))
+    builder.add_node("finish", make_finish(ctx))
+    builder.add_node("best_answer", make_best_answer(ctx))
+
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", "agent")
+    builder.add_conditional_edges("agent", route_after_agent)
+    builder.add_conditional_edges("tools", after_step(s, "agent"), ["agent", "best_answer"])
+    builder.add_edge("finish", END)
+    builder.add_edge("best_answer", END)
+    return builder
+
+
+def max_llm_calls(settings) -> int:
+    """contextualize 1 + one model reply per step (max_iterations) + the answer at the limit 1."""
+    return 1 + settings.max_iterations + 1
+
+
+PATTERN = Pattern(
+    id="react_native",
+    title="ReAct agent (native tool calls)",
+    description="The same agent with the tools sent through the model's tool-calling API, several calls at once.\n"
+                "Same tools, same trace and the same step limit as the text-protocol ReAct: compare them.",
+    build=build,
+    max_llm_calls=max_llm_calls,
+    answer_nodes=frozenset({"agent", "best_answer", "finish"}),
+    reset={"agent_messages": [], "pending": [], "iterations": 0, "parse_errors": 0, "final_answer": ""},
+    supports_review=True,
+)

@@ -1,0 +1,149 @@
+"""The Knowledge base page: collections, uploads, chunk preview, retrieval test, delete, re-index."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.config import EMBEDDING_PROVIDERS, DEFAULT_EMBEDDING_MODELS, Settings
+from core.knowledge import KnowledgeBase, KnowledgeError, valid_collection_name
+from ui.i18n import t
+from ui.sidebar import sidebar
+from ui.state import ensure_samples, prefs
+
+PREVIEW_CHUNKS = 5
+NEW_COLLECTION = ""  # the selectbox entry that asks for a new name (never a valid collection name)
+
+
+def knowledge_page() -> None:
+    st.set_page_config(page_title=t("kb_title"), page_icon="📚", layout="wide")
+    settings, _ = sidebar(None)
+    st.title(t("kb_title"))
+    st.caption(t("kb_intro"))
+    settings = _embedder(settings)
+    if not ensure_samples(settings):
+        return
+    try:
+        kb = KnowledgeBase(settings)
+    except (ValueError, KnowledgeError) as exc:  # e.g. OpenAI embeddings without a key
+        st.error(str(exc), icon="⚠️")
+        return
+    for message in st.session_state.pop("kb_messages", []):
+        st.success(message)
+    st.subheader(t("collections"))
+    for name in kb.names():
+        _collection(kb, name, settings)
+    _upload(kb, settings)
+    _retrieval_test(kb)
+
+
+def _embedder(settings: Settings) -> Settings:
+    """The app-wide embedder (stored with the other settings, so every page retrieves with it)."""
+    p = prefs()
+    with st.expander(f"{t('embedder')}: {settings.embedding_provider}:"
+                     f"{settings.embedding_model or DEFAULT_EMBEDDING_MODELS[settings.embedding_provider]}"):
+        options = list(EMBEDDING_PROVIDERS)
+        provider = st.selectbox(t("embedding_provider"), options, index=options.index(p["embedding_provider"]),
+                                key="kb_embedding_provider")
+        if provider != p["embedding_provider"]:
+            p.update(embedding_provider=provider, embedding_model="")
+            st.rerun()
+        if provider != "embedded":
+            p["embedding_model"] = st.text_input(t("embedding_model"), value=p["embedding_model"],
+                                                 placeholder=DEFAULT_EMBEDDING_MODELS[provider], key="kb_embedding_model")
+    return settings.with_(embedding_provider=p["embedding_provider"], embedding_model=p["embedding_model"])
+
+
+def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
+    info = kb.info(name)
+    with st.expander(f"**{name}** · {info['chunks']} {t('chunks')} · {info['embedding_model']}"):
+        st.caption(f"{t('embedding_model')}: {info['embedding_model']} · {t('documents')}: {len(info['sources'])}")
+        if info["embedding_model"] != kb.model_id:
+            st.warning(t("mismatch", stored=info["embedding_model"], current=kb.model_id))
+            if st.button(t("reindex", current=kb.model_id), key=f"kb_reindex_{name}"):
+                bar = st.progress(0.0)
+                try:
+                    n = KnowledgeBase(settings).reindex(name, lambda done, total, _: bar.progress(done / max(total, 1)))
+                except Exception as exc:  # an unreachable embedding server: the old index stays
+                    st.error(str(exc), icon="⚠️")
+                    return
+                st.session_state.setdefault("kb_messages", []).append(t("reindexed", collection=name, n=n))
+                st.rerun()
+        for source in info["sources"]:
+            left, right = st.columns([4, 1])
+            left.markdown(f"📄 `{source}`")
+            if right.button(t("delete_doc"), key=f"kb_del_{name}_{source}"):
+                kb.delete_source(name, source)
+                st.session_state.setdefault("kb_messages", []).append(t("deleted", what=f"{name}/{source}"))
+                st.rerun()
+        if info["sources"]:
+            source = st.selectbox(t("preview"), info["sources"], key=f"kb_preview_{name}")
+            for doc in kb.chunks(name, source, limit=PREVIEW_CHUNKS):
+                st.caption(f"{t('page')} {doc.metadata.get('page')} · {doc.id}")
+                st.text(doc.page_content[:500])
+        sure = st.checkbox(t("confirm_delete"), key=f"kb_sure_{name}")
+        if st.button(t("delete_collection"), key=f"kb_delcol_{name}", disabled=not sure, type="primary"):
+            kb.delete_collection(name)
+            st.session_state.setdefault("kb_messages", []).append(t("deleted", what=name))
+            st.rerun()
+
+
+def _upload(kb: KnowledgeBase, settings: Settings) -> None:
+    st.subheader(t("upload"))
+    round_ = st.session_state.setdefault("kb_upload_round", 0)  # a new key empties the uploader after indexing
+    files = st.file_uploader(t("files"), accept_multiple_files=True, key=f"kb_files_{round_}")
+    options = [NEW_COLLECTION, *kb.names()]
+    collection = st.selectbox(t("collection"), options, key="kb_collection",
+                              format_func=lambda name: t("new_collection") if name == NEW_COLLECTION else name)
+    if collection == NEW_COLLECTION:
+        collection = st.text_input(t("new_collection_name"), value="documents", key="kb_new_name").strip()
+    size_col, overlap_col = st.columns(2)
+    chunk_size = size_col.number_input(t("chunk_size"), 100, 8000, settings.chunk_size, step=100, key="kb_size")
+    overlap = overlap_col.number_input(t("chunk_overlap"), 0, 2000, settings.chunk_overlap, step=20, key="kb_overlap")
+    if not st.button(t("index"), key="kb_index", type="primary"):
+        return
+    if not files:
+        st.warning(t("no_files"))
+        return
+    if not valid_collection_name(collection or ""):
+        st.error(t("bad_name"))
+        return
+    if overlap >= chunk_size:
+        st.error(f"{t('chunk_overlap')} < {t('chunk_size')}")
+        return
+    bar = st.progress(0.0)
+    target = KnowledgeBase(settings.with_(chunk_size=int(chunk_size), chunk_overlap=int(overlap)), kb.embeddings)
+    try:
+        report = target.ingest([], collection, files={f.name: f.getvalue() for f in files},
+                               progress=lambda done, total, label: bar.progress(done / max(total, 1),
+                                                                              text=f"{label}: {done}/{total}"))
+    except KnowledgeError as exc:  # e.g. the collection was indexed with another embedder
+        st.error(str(exc), icon="⚠️")
+        return
+    bar.empty()
+    for source, n in report.added.items():
+        st.success(t("indexed", source=source, n=n, collection=collection))
+    for reason in report.errors.values():
+        st.error(reason, icon="⚠️")
+    if report.added:
+        st.session_state["kb_upload_round"] = round_ + 1
+
+
+def _retrieval_test(kb: KnowledgeBase) -> None:
+    st.subheader(t("retrieval_test"))
+    names = kb.names()
+    if not names:
+        return
+    left, mid, right = st.columns([2, 4, 1])
+    collection = left.selectbox(t("collection"), names, key="kb_test_collection")
+    query = mid.text_input(t("query"), key="kb_test_query")
+    k = right.number_input("k", 1, 20, 3, key="kb_test_k")
+    if st.button(t("search"), key="kb_test_search") and query.strip():
+        try:
+            docs = kb.search(collection, query, int(k))
+        except KnowledgeError as exc:
+            st.error(str(exc), icon="⚠️")
+            return
+        st.dataframe(pd.DataFrame([{t("score"): d.metadata.get("score"), "source": d.metadata.get("source"),
+                                    t("page"): d.metadata.get("page"), "text": d.page_content[:300]}
+                                   for d in docs]), hide_index=True, width="stretch")
