@@ -1,17 +1,5 @@
-"""Home page: what each pattern does and which model is active."""
+"""Home page of Agentic RAG Studio; every file in pages/ is another page (auto-discovery)."""
 
-import streamlit as st
+from ui.home import home_page
 
-from core.config import load_settings
-from core.models import check
-from core.patterns import all_patterns
-
-st.set_page_config(page_title="Agentic RAG Studio", page_icon="🧭", layout="wide")
-st.title("Agentic RAG Studio")
-settings = load_settings()
-status = check(settings)
-st.caption(f"Model: {status.line()}")
-for pattern in all_patterns():
-    with st.container(border=True):
-        st.subheader(pattern.title)
-        st.write(pattern.description)
+home_page()

@@ -31,6 +31,7 @@ STRINGS = {
     "max_rewrites": ("Max question rewrites", "질문 재작성 최대 횟수"),
     "max_generations": ("Max regenerations", "답변 재생성 최대 횟수"),
     "max_iterations": ("Max agent iterations", "에이전트 최대 반복 횟수"),
+    "variant": ("Variant", "변형"),
     "review": ("Pause for review before answering", "답변 전에 검토를 위해 일시 정지"),
     "review_unsupported": ("This pattern has no review step.", "이 패턴에는 검토 단계가 없습니다."),
     "web_search": ("Web search", "웹 검색"),
@@ -122,7 +123,8 @@ STRINGS = {
     "upload": ("Add documents", "문서 추가"),
     "files": ("Files (.pdf, .txt, .md)", "파일 (.pdf, .txt, .md)"),
     "collection": ("Collection", "컬렉션"),
-    "new_collection": ("New collection name", "새 컬렉션 이름"),
+    "new_collection": ("New collection…", "새 컬렉션…"),
+    "new_collection_name": ("Name of the new collection", "새 컬렉션 이름"),
     "chunk_size": ("Chunk size", "청크 크기"),
     "chunk_overlap": ("Chunk overlap", "청크 겹침"),
     "index": ("Index", "색인"),
@@ -166,8 +168,7 @@ def default_language() -> str:
 
 
 def current_language() -> str:
-    prefs = st.session_state.get("prefs") or {}
-    return st.session_state.get("sb_lang") or prefs.get("lang") or default_language()
+    return (st.session_state.get("prefs") or {}).get("lang") or default_language()
 
 
 def t(key: str, **values) -> str:

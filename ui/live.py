@@ -64,18 +64,20 @@ def run_live(events: Iterator[dict], on_start=None) -> dict | None:
     answer_slot = st.empty()
     stream = _Pushback(events)
     final = None
+    generations = 0
     for event in stream:
         kind = event["type"]
         if kind == "start" and on_start:
             on_start(event["thread_id"])
         elif kind == "node":
-            status.update(label=t("after_node", node=event["node"]))
+            status.update(label=t("after_node", node=event["node"]), expanded=True)  # None would collapse it
             if not event.get("namespace"):
                 status.markdown(f"✓ `{event['node']}`")
         elif kind == "trace":
             status.markdown(describe(event["event"]))
         elif kind == "token":
-            with answer_slot.container():
+            generations += 1
+            with answer_slot.container(key=f"live_answer_{generations}"):  # the key: a hook for browser tests
                 st.write_stream(_tokens(event, stream))
         elif kind in ("done", "error"):
             final = event

@@ -17,6 +17,9 @@ PATTERN_PAGES = {
     "react_native": "pages/6_ReAct_native_tools.py",
     "graph_rag": "pages/7_Graph_RAG.py",
 }
+# Variants a pattern reads from its "variant" state key, first = default. Core's Pattern has no
+# field for them yet; a pattern that declares ``variants`` itself takes precedence.
+VARIANTS = {"adaptive": ("domain", "complexity")}
 REVIEW_PAGE = "pages/8_Review.py"
 KNOWLEDGE_PAGE = "pages/9_Knowledge_base.py"
 
@@ -25,3 +28,7 @@ def page_for(pattern_id: str) -> str | None:
     """The chat page of a pattern, if it has one."""
     page = PATTERN_PAGES.get(pattern_id)
     return page if page and (ROOT / page).is_file() else None
+
+
+def pattern_variants(pattern) -> tuple:
+    return tuple(getattr(pattern, "variants", ()) or VARIANTS.get(pattern.id, ()))

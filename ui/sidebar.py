@@ -12,6 +12,7 @@ from core.models import check
 from core.patterns import get_pattern
 from core.threads import get_registry
 from ui.i18n import LANGUAGES, t
+from ui.pages import pattern_variants
 from ui.state import current_settings, current_thread, models_for, prefs, set_thread
 
 STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️"}
@@ -21,17 +22,26 @@ MAX_THREADS_SHOWN = 30
 
 
 def _bound(widget, name: str, label: str, store: dict | None = None, key: str | None = None, **kwargs):
-    """A widget whose value lives in the session's prefs, so it survives page switches."""
+    """A widget whose value lives in the session's prefs, so it survives reruns and page switches.
+
+    Streamlit resets a keyed widget to its default when another page renders it, so the widget is
+    seeded from prefs on every run and writes back through on_change (which runs before the script).
+    """
     store = prefs() if store is None else store
     key = key or f"sb_{name}"
-    if key not in st.session_state:  # Streamlit drops widget state of pages no longer shown
-        st.session_state[key] = store[name]
-    store[name] = widget(label, key=key, **kwargs)
-    return store[name]
+    st.session_state[key] = store[name]
+    return widget(label, key=key, on_change=_save, args=(store, name, key), **kwargs)
 
 
-def sidebar(pattern_id: str | None = None) -> tuple[Settings, dict]:
-    """Render the sidebar; return the settings to run with and the per-run options."""
+def _save(store: dict, name: str, key: str) -> None:
+    store[name] = st.session_state[key]
+
+
+def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Settings, dict]:
+    """Render the sidebar; return the settings to run with and the per-run options.
+
+    ``notice=False`` leaves the demo-model notice to the page (the home page shows it in the main area).
+    """
     p = prefs()
     with st.sidebar:
         _bound(st.segmented_control, "lang", t("language"), options=list(LANGUAGES), format_func=LANGUAGES.get,
@@ -39,13 +49,13 @@ def sidebar(pattern_id: str | None = None) -> tuple[Settings, dict]:
         with st.expander(t("settings"), expanded=True):
             _model_settings(p)
         settings = current_settings()
-        options = _review_switch(p, pattern_id)
+        options = _run_options(p, pattern_id)
         web = t("web_ok") if settings.tavily_api_key else t("web_off")
         st.caption(f"{t('web_search')}: {web}")
         if st.button(t("test_connection"), key="sb_test", width="stretch"):
             status = check(settings)
             (st.success if status.ok else st.error)(status.line())
-        if settings.provider == "embedded":
+        if notice and settings.provider == "embedded":
             st.info(t("embedded_notice"), icon="ℹ️")
         if pattern_id:
             _threads(pattern_id, settings)
@@ -84,13 +94,23 @@ def _model_settings(p: dict) -> None:
         _bound(st.number_input, "max_iterations", t("max_iterations"), min_value=1, max_value=20)
 
 
-def _review_switch(p: dict, pattern_id: str | None) -> dict:
-    supported = bool(pattern_id) and get_pattern(pattern_id).supports_review
+def _run_options(p: dict, pattern_id: str | None) -> dict:
+    """Per-run options of the page's pattern: review pause and, where the pattern has them, variants."""
     if pattern_id is None:
         return {}
-    _bound(st.toggle, "review", t("review"), disabled=not supported,
-           help=None if supported else t("review_unsupported"))
-    return {"review": True} if supported and p["review"] else {}
+    pattern = get_pattern(pattern_id)
+    options = {}
+    variants = pattern_variants(pattern)
+    if variants:
+        chosen = p.setdefault("variants", {})
+        chosen.setdefault(pattern_id, variants[0])
+        options["variant"] = _bound(st.selectbox, pattern_id, t("variant"), store=chosen,
+                                    key=f"sb_variant_{pattern_id}", options=list(variants))
+    _bound(st.toggle, "review", t("review"), disabled=not pattern.supports_review,
+           help=None if pattern.supports_review else t("review_unsupported"))
+    if pattern.supports_review and p["review"]:
+        options["review"] = True
+    return options
 
 
 def _threads(pattern_id: str, settings: Settings) -> None:
@@ -106,9 +126,9 @@ def _threads(pattern_id: str, settings: Settings) -> None:
     for thread in threads[:MAX_THREADS_SHOWN]:
         tid = thread["thread_id"]
         when = time.strftime("%m-%d %H:%M", time.localtime(thread["updated_at"]))
-        label = f"{STATUS_ICONS.get(thread['status'], '')} {thread['title']}"
+        label = f"{STATUS_ICONS.get(thread['status'], '')} {thread['title']} · {when}"
         if st.button(label, key=f"sb_open_{tid}", width="stretch", type="primary" if tid == open_id else "secondary",
-                     help=f"{when} · {t('status_' + thread['status'])}"):
+                     help=t("status_" + thread["status"])):
             set_thread(pattern_id, tid)
             st.rerun()
     current = registry.get(open_id) if open_id else None

@@ -1,0 +1,3 @@
+from ui.review_page import review_page
+
+review_page()

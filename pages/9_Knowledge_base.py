@@ -1,0 +1,3 @@
+from ui.knowledge_page import knowledge_page
+
+knowledge_page()

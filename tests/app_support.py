@@ -1,0 +1,81 @@
+"""Shared pieces of the Streamlit AppTest suites: a data dir per test, a scripted model, app helpers."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import core.models
+from scripted import ScriptedChatModel
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "streamlit_app.py"
+TIMEOUT = 60
+
+
+@pytest.fixture
+def app_data(sample_data_dir, tmp_path, monkeypatch):
+    """A private copy of the indexed sample collections; caches cleared before and after."""
+    data = tmp_path / "data"
+    shutil.copytree(sample_data_dir / "chroma", data / "chroma")
+    monkeypatch.setenv("RAG_DATA_DIR", str(data))
+    monkeypatch.setenv("RAG_PROVIDER", "embedded")  # no probing of a local Ollama
+    for name in ("RAG_MODEL", "RAG_GRADER_MODEL", "OLLAMA_HOST", "OPENAI_API_KEY", "TAVILY_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield data
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+@pytest.fixture
+def scripted(monkeypatch) -> ScriptedChatModel:
+    """The embedded provider answers with a scripted model; other providers stay real."""
+    model = ScriptedChatModel(replies=[])
+    real = core.models.get_chat_model
+
+    def get_chat_model(settings, role="main"):
+        return model if core.models.resolve_provider(settings) == "embedded" else real(settings, role)
+
+    monkeypatch.setattr(core.models, "get_chat_model", get_chat_model)
+    return model
+
+
+def open_page(page: str | None = None, at: AppTest | None = None) -> AppTest:
+    """A new session on the home page, or on ``page`` (path relative to streamlit_app.py)."""
+    at = at or AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
+    if page:
+        at.switch_page(page).run()
+    assert_clean(at)
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    """No traceback on screen: an exception element is a failure with its message."""
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def texts(at_or_block) -> str:
+    """Every markdown, caption, alert and chat text of a tree or block, joined (for `in` checks)."""
+    parts = []
+    for kind in ("markdown", "caption", "error", "warning", "info", "success", "subheader", "title"):
+        parts += [str(e.value) for e in getattr(at_or_block, kind)]
+    return "\n".join(parts)
+
+
+def button(at: AppTest, label: str | None = None, key_end: str | None = None):
+    """The first button with this label or whose key ends with ``key_end``."""
+    for b in at.button:
+        if (label is not None and b.label == label) or (key_end and (b.key or "").endswith(key_end)):
+            return b
+    raise AssertionError(f"no button {label or key_end!r}: {[(b.label, b.key) for b in at.button]}")
+
+
+def mermaid(at: AppTest) -> list[str]:
+    """The Mermaid charts on the page (AppTest shows st.mermaid_chart as a fenced markdown block)."""
+    return [str(m.value) for m in at.markdown if str(m.value).startswith("````mermaid")]

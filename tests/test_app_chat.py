@@ -1,0 +1,183 @@
+"""AppTest of the chat pages: round trip, settings that persist, errors shown as one clear line."""
+
+import pytest
+
+from app_support import app_data, assert_clean, button, mermaid, open_page, scripted, texts  # noqa: F401
+from core.patterns import all_patterns, get_pattern
+from core.config import load_settings
+from core.runner import MAX_QUESTION_CHARS, thread_history
+from core.threads import get_registry
+from ui.pages import page_for
+
+BASIC = "pages/1_Basic_RAG.py"
+ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."
+
+
+def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app_data, scripted):
+    scripted.replies = [ANSWER]
+    at = open_page(BASIC)
+    at.chat_input[0].set_value("스테이크 메뉴의 가격은 얼마인가요?").run()
+    assert_clean(at)
+    user, assistant = at.chat_message
+    assert user.markdown[0].value == "스테이크 메뉴의 가격은 얼마인가요?"
+    assert assistant.markdown[0].value == ANSWER
+    assert "Stopped: answered from the retrieved documents" in texts(assistant)
+    citations = [e.label for e in assistant.expander]
+    assert citations and citations[0].startswith("[1] ") and "restaurant_menu.md" in citations[0]
+    assert any("score 0." in label for label in citations)
+    verdicts = assistant.dataframe[0].value
+    assert list(verdicts.columns) == ["node", "kind", "grader", "target", "verdict", "score", "reason"]
+    assert list(verdicts["node"]) == ["retrieve", "generate"]
+    assert list(verdicts["verdict"]) == ["3 documents", "answered"]
+    usage = assistant.dataframe[1].value
+    assert usage.iloc[0]["node"] == "generate" and usage.iloc[0]["LLM calls"] == 1
+    [diagram] = mermaid(at)
+    assert "class __start__,contextualize,retrieve,generate,__end__ visited" in diagram
+    assert {d.label for d in at.download_button} == {"Download JSON", "Download Markdown"}
+    thread_id = at.query_params["thread"]
+    assert get_registry(app_data).get(thread_id)["status"] == "done"
+
+    # a fresh session (as after a server restart) lists the thread and rebuilds it from the checkpointer
+    again = open_page(BASIC)
+    assert not again.chat_message
+    button(again, key_end=f"open_{thread_id}").click().run()
+    assert_clean(again)
+    assert [m.markdown[0].value for m in again.chat_message] == ["스테이크 메뉴의 가격은 얼마인가요?", ANSWER]
+
+
+def test_follow_up_in_the_same_thread_keeps_the_conversation(app_data, scripted):
+    scripted.replies = ["파스타는 ₩28,000입니다 [1].", "트러플 크림 파스타의 재료는 무엇인가요?", "블랙 트러플입니다 [1]."]
+    at = open_page(BASIC)
+    at.chat_input[0].set_value("트러플 크림 파스타 가격은?").run()
+    at.chat_input[0].set_value("그거 재료는?").run()
+    assert_clean(at)
+    bubbles = [m.markdown[0].value for m in at.chat_message]
+    assert bubbles == ["트러플 크림 파스타 가격은?", "파스타는 ₩28,000입니다 [1].", "그거 재료는?", "블랙 트러플입니다 [1]."]
+    assert "follow-up rewritten" in " ".join(at.chat_message[3].dataframe[0].value["reason"])
+    assert len(mermaid(at)) == 1  # one diagram per page: the latest turn
+
+
+def test_threads_are_renamed_opened_and_deleted_from_the_sidebar(app_data, scripted):
+    scripted.replies = [ANSWER, "두 번째 답입니다."]
+    at = open_page(BASIC)
+    at.chat_input[0].set_value("스테이크 가격?").run()
+    first = at.query_params["thread"]
+    button(at, key_end="sb_new_chat").click().run()
+    assert not at.chat_message and "thread" not in at.query_params
+    at.chat_input[0].set_value("와인 추천?").run()
+    second = at.query_params["thread"]
+    assert second != first
+    assert [b.label.split(" · ")[0] for b in at.sidebar.button if (b.key or "").startswith("sb_open_")] == [
+        "✅ 와인 추천?", "✅ 스테이크 가격?"]  # newest first, with status
+    at.sidebar.text_input(key=f"sb_title_{second}").set_value("와인 상담")
+    button(at, key_end=f"sb_rename_{second}").click().run()
+    assert get_registry(app_data).get(second)["title"] == "와인 상담"
+    assert button(at, key_end=f"sb_open_{second}").label.startswith("✅ 와인 상담 · ")
+    assert button(at, key_end=f"sb_delete_{second}").disabled  # needs the confirmation first
+    at.sidebar.checkbox(key=f"sb_sure_{second}").check().run()
+    button(at, key_end=f"sb_delete_{second}").click().run()
+    assert_clean(at)
+    assert get_registry(app_data).get(second) is None and not at.chat_message
+    assert thread_history(load_settings(), second) == []  # the checkpoints went with it
+    button(at, key_end=f"sb_open_{first}").click().run()
+    assert [m.markdown[0].value for m in at.chat_message] == ["스테이크 가격?", ANSWER]
+
+
+def test_settings_persist_across_reruns_page_switches_and_provider_changes(app_data, scripted):
+    at = open_page(BASIC)
+    at.sidebar.slider(key="sb_k").set_value(5).run()
+    at.sidebar.number_input(key="sb_max_tokens").set_value(256).run()
+    at.sidebar.selectbox(key="sb_provider").set_value("openai-compatible").run()
+    assert_clean(at)
+    at.sidebar.text_input(key="sb_model_openai-compatible").set_value("qwen2.5-7b-instruct").run()
+    at.sidebar.text_input(key="sb_compat_base_url").set_value("http://127.0.0.1:9/v1").run()
+    at.switch_page("pages/2_Adaptive_RAG.py").run()
+    assert_clean(at)
+    assert at.sidebar.selectbox(key="sb_provider").value == "openai-compatible"
+    assert at.sidebar.text_input(key="sb_model_openai-compatible").value == "qwen2.5-7b-instruct"
+    assert at.sidebar.text_input(key="sb_compat_base_url").value == "http://127.0.0.1:9/v1"
+    assert at.sidebar.slider(key="sb_k").value == 5
+    assert at.sidebar.number_input(key="sb_max_tokens").value == 256
+    # back to the embedded model: the other choices stay, and the run uses them
+    at.sidebar.selectbox(key="sb_provider").set_value("embedded").run()
+    at.switch_page(BASIC).run()
+    assert at.sidebar.slider(key="sb_k").value == 5
+    scripted.replies = [ANSWER]
+    at.chat_input[0].set_value("스테이크 가격?").run()
+    assert_clean(at)
+    assert at.chat_message[1].dataframe[0].value["verdict"][0] == "5 documents"
+    at.sidebar.selectbox(key="sb_provider").set_value("openai-compatible").run()
+    assert at.sidebar.text_input(key="sb_model_openai-compatible").value == "qwen2.5-7b-instruct"
+
+
+def test_unreachable_provider_is_one_clear_message_and_the_thread_stays_usable(app_data, scripted, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    at = open_page(BASIC)
+    at.sidebar.selectbox(key="sb_provider").set_value("ollama").run()
+    assert at.sidebar.text_input(key="sb_ollama_host").value == "http://127.0.0.1:9"
+    at.chat_input[0].set_value("스테이크 가격?").run()
+    assert_clean(at)
+    [error] = at.chat_message[1].error
+    assert error.value.startswith("Cannot reach the model server")
+    assert "Traceback" not in texts(at)
+    thread_id = at.query_params["thread"]
+    assert get_registry(app_data).get(thread_id)["status"] == "failed"
+    # switch to a working model and retry the same question in the same thread
+    at.sidebar.selectbox(key="sb_provider").set_value("embedded").run()
+    scripted.replies = [ANSWER]
+    button(at, "Try again").click().run()
+    assert_clean(at)
+    assert at.query_params["thread"] == thread_id
+    assert at.chat_message[-1].markdown[0].value == ANSWER
+    assert get_registry(app_data).get(thread_id)["status"] == "done"
+
+
+def test_test_connection_reports_an_unreachable_server(app_data, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    at = open_page(BASIC)
+    at.sidebar.selectbox(key="sb_provider").set_value("ollama").run()
+    button(at, key_end="sb_test").click().run()
+    [error] = at.sidebar.error
+    assert "unreachable" in error.value and "127.0.0.1:9" in error.value
+
+
+def test_a_refused_question_is_kept_for_editing(app_data, scripted):
+    at = open_page(BASIC)
+    too_long = "가" * (MAX_QUESTION_CHARS + 1)
+    at.chat_input[0].set_value(too_long).run()
+    assert_clean(at)
+    assert "the limit is 4,000" in at.error[0].value
+    draft = at.text_area[0]
+    assert draft.value == too_long
+    scripted.replies = [ANSWER]
+    draft.set_value("스테이크 가격은?")
+    button(at, "Send").click().run()
+    assert_clean(at)
+    assert [m.markdown[0].value for m in at.chat_message] == ["스테이크 가격은?", ANSWER]
+    assert not at.error
+
+
+def test_the_ui_speaks_korean_and_says_the_default_is_a_demo_model(app_data, scripted):
+    at = open_page(BASIC)
+    assert "Gemma 3 270M" in at.sidebar.info[0].value and "OPENAI_API_KEY" in at.sidebar.info[0].value
+    at.sidebar.button_group(key="sb_lang").set_value("ko").run()
+    assert at.chat_input[0].placeholder == "질문을 입력하세요"
+    assert "데모 모델" in at.sidebar.info[0].value
+    scripted.replies = [ANSWER]
+    at.chat_input[0].set_value("스테이크 메뉴의 가격은 얼마인가요?").run()
+    assert_clean(at)
+    assert "종료 사유: 검색한 문서로 답변함" in texts(at.chat_message[1])
+
+
+@pytest.mark.parametrize("pattern_id", [p.id for p in all_patterns() if page_for(p.id)])
+def test_every_pattern_page_opens_with_its_title_description_and_chat_input(app_data, scripted, pattern_id):
+    at = open_page(page_for(pattern_id))
+    pattern = get_pattern(pattern_id)
+    assert at.title[0].value == pattern.title
+    assert pattern.description.split("\n")[0] in at.caption[0].value
+    assert at.chat_input[0].placeholder == "Ask a question"
+    assert at.sidebar.toggle(key="sb_review").disabled is not pattern.supports_review
+
+
+def test_every_registered_pattern_has_a_page():
+    assert [p.id for p in all_patterns() if not page_for(p.id)] == []

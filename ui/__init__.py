@@ -1,0 +1,1 @@
+"""Streamlit components shared by the pages (core stays free of Streamlit)."""

@@ -1,0 +1,34 @@
+"""The pattern's graph as a Mermaid chart, with the path a run took highlighted."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.diagram import highlight, pattern_mermaid
+from ui.i18n import t
+
+
+@st.cache_data(show_spinner=False)
+def mermaid_text(pattern_id: str) -> str:
+    """The diagram of a pattern; the graph is compiled but no model is called, so this is cheap."""
+    from core.config import load_settings
+    from core.context import make_context
+    from core.patterns import get_pattern
+
+    # embedded models and embeddings: drawing must not need a key or a reachable server
+    settings = load_settings(provider="embedded", grader_model="", embedding_provider="embedded")
+    return pattern_mermaid(get_pattern(pattern_id), make_context(settings))
+
+
+def graph_diagram(pattern_id: str, result: dict | None = None) -> None:
+    """The diagram alone (home page) or with a run's path (under an answer)."""
+    try:
+        text = mermaid_text(pattern_id)
+    except Exception as exc:  # one broken pattern must not take the page down
+        st.warning(f"{pattern_id}: {exc.__class__.__name__}: {exc}")
+        return
+    if result:
+        paused = (result.get("interrupt") or {}).get("node") if result.get("interrupted") else None
+        text = highlight(text, result.get("path") or [], paused_at=paused, finished=not result.get("error"))
+        st.caption(t("graph_legend"))
+    st.mermaid_chart(text, alt=f"{pattern_id} graph")
