@@ -190,7 +190,9 @@ def observation_event(node: str, iteration: int, run: ToolRun) -> dict:
     summary = f"{len(run.documents)} documents" if run.status == "ok" else run.status
     return event(node, "tool", grader=run.name or "?", step="observation", target=short(run.query, 120),
                  verdict=summary, reason=short(run.text), iteration=iteration,
-                 documents=[doc_ref(d) for d in run.documents] or None)
+                 documents=[doc_ref(d) for d in run.documents] or None,
+                 collections=sorted({d.metadata["collection"] for d in run.documents
+                                     if d.metadata.get("collection")}) or None)
 
 
 def final_event(node: str, answer: str) -> dict:
