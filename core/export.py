@@ -1,4 +1,7 @@
-"""Export one run (question, answer, sources, trace, usage) as JSON or Markdown, without secrets."""
+"""Export one run (question, answer, sources, trace, usage), or a comparison of runs, as JSON or Markdown.
+
+No secrets: keys are never copied, and any key value that slipped into text is masked.
+"""
 
 from __future__ import annotations
 
@@ -18,12 +21,19 @@ TRACE_COLUMNS = ("node", "kind", "grader", "target", "verdict", "score", "reason
 def export_record(result: dict, settings: Settings | None = None) -> dict:
     """The exportable part of a run result; any secret value that slipped into text is masked."""
     record = {key: result.get(key) for key in RESULT_FIELDS if key in result}
-    if settings is not None:
-        record["settings"] = {key: getattr(settings, key) for key in SETTING_FIELDS}
-        secrets = [getattr(settings, name) for name in SECRET_FIELDS if getattr(settings, name)]
-        if secrets:
-            record = _mask(record, secrets)
-    return record
+    return _with_settings(record, settings)
+
+
+def _with_settings(record: dict, settings: Settings | None) -> dict:
+    """Add the settings that explain the record, then mask every secret value found in it."""
+    if settings is None:
+        return record
+    return _masked({**record, "settings": {key: getattr(settings, key) for key in SETTING_FIELDS}}, settings)
+
+
+def _masked(record: dict, settings: Settings | None) -> dict:
+    secrets = [getattr(settings, name) for name in SECRET_FIELDS if getattr(settings, name)] if settings else []
+    return _mask(record, secrets) if secrets else record
 
 
 def _mask(value, secrets: list[str]):
@@ -56,10 +66,19 @@ def _table(header: tuple, rows: list[tuple]) -> list[str]:
 def to_markdown(result: dict, settings: Settings | None = None) -> str:
     """A readable report of the run: question, answer, why it stopped, sources, trace, usage."""
     rec = export_record(result, settings)
-    out = [f"# {rec.get('pattern', '')}: {_cell(rec.get('question'))}", ""]
+    out = _run_markdown(rec, f"# {rec.get('pattern', '')}: {_cell(rec.get('question'))}", level=2)
+    if rec.get("settings"):
+        out += ["## Settings", ""] + [f"- {k}: {v}" for k, v in rec["settings"].items()] + [""]
+    return "\n".join(out)
+
+
+def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
+    """The lines of one run's report under ``title``; its sections are headings of ``level``."""
+    h = "#" * level
+    out = [title, ""]
     if rec.get("standalone_question") and rec["standalone_question"] != rec.get("question"):
         out += [f"Standalone question: {rec['standalone_question']}", ""]
-    out += ["## Answer", "", rec.get("answer") or "_(no answer)_", ""]
+    out += [f"{h} Answer", "", rec.get("answer") or "_(no answer)_", ""]
     if rec.get("error"):
         out += [f"**Error:** {rec['error']}", ""]
     out += [f"**Stopped:** `{rec.get('termination_reason') or '-'}` {rec.get('termination_message') or ''}".rstrip(),
@@ -67,18 +86,51 @@ def to_markdown(result: dict, settings: Settings | None = None) -> str:
             f"Model: {rec.get('provider', '?')} / {rec.get('model', '?')} · {rec.get('llm_calls', 0)} LLM calls · "
             f"{rec.get('tokens', 0)} tokens · {rec.get('ms', 0)} ms", ""]
     if rec.get("sources"):
-        out += ["## Sources", ""]
+        out += [f"{h} Sources", ""]
         for src in rec["sources"]:
             where = src.get("url") or f"{src.get('source', '?')}, p.{src.get('page')}"
             score = f" · score {src['score']:.3f}" if isinstance(src.get("score"), (int, float)) else ""
             out += [f"[{src.get('n')}] {src.get('title') or src.get('source')} ({where}){score}", "",
                     "> " + _cell(src.get("text"))[:600], ""]
     if rec.get("trace"):
-        out += ["## Trace", ""] + _table(TRACE_COLUMNS, [tuple(e.get(c) for c in TRACE_COLUMNS)
-                                                         for e in rec["trace"]]) + [""]
+        out += [f"{h} Trace", ""] + _table(TRACE_COLUMNS, [tuple(e.get(c) for c in TRACE_COLUMNS)
+                                                          for e in rec["trace"]]) + [""]
     if rec.get("usage"):
-        out += ["## Usage per node", ""] + _table(("node", "llm_calls", "tokens", "ms"), [
+        out += [f"{h} Usage per node", ""] + _table(("node", "llm_calls", "tokens", "ms"), [
             (node, s.get("llm_calls"), s.get("tokens"), s.get("ms")) for node, s in rec["usage"].items()]) + [""]
-    if rec.get("settings"):
-        out += ["## Settings", ""] + [f"- {k}: {v}" for k, v in rec["settings"].items()] + [""]
+    return out
+
+
+# ---------------------------------------------------------------- a comparison of patterns
+
+
+def export_comparison(record: dict, settings: Settings | None = None) -> dict:
+    """The exportable part of a saved comparison: question, metrics per pattern, each run's record.
+
+    ``settings`` only masks its secrets: a comparison may be exported long after it ran, under other
+    settings, and each run already names its provider and model.
+    """
+    from core.compare import metrics_rows  # here, not at the top: core.compare pulls in the whole runner
+
+    out = {key: record.get(key) for key in ("id", "date", "question", "patterns")}
+    out["metrics"] = metrics_rows(record)
+    out["results"] = {pattern: export_record(result) for pattern, result in (record.get("results") or {}).items()}
+    return _masked(out, settings)
+
+
+def comparison_to_json(record: dict, settings: Settings | None = None) -> str:
+    return json.dumps(export_comparison(record, settings), ensure_ascii=False, indent=2, default=str)
+
+
+def comparison_to_markdown(record: dict, settings: Settings | None = None) -> str:
+    """The comparison as a report: the metrics table first, then each pattern's run."""
+    from core.compare import METRICS
+
+    rec = export_comparison(record, settings)
+    out = [f"# Comparison: {_cell(rec.get('question'))}", "", f"{rec.get('date') or ''} · {rec.get('id') or ''}", "",
+           "## Metrics", ""]
+    columns = ("pattern", *METRICS)
+    out += _table(columns, [tuple(row.get(c) for c in columns) for row in rec["metrics"]]) + [""]
+    for pattern, run in rec["results"].items():
+        out += _run_markdown(run, f"## {pattern}", level=3)
     return "\n".join(out)

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import core.models
 from scripted import ScriptedChatModel
+from workflow_script import Script
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "streamlit_app.py"
 TIMEOUT = 60
+HAPPY_ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."
 
 
 @pytest.fixture
@@ -46,6 +50,14 @@ def scripted(monkeypatch) -> ScriptedChatModel:
     return model
 
 
+def happy_script() -> Script:
+    """Every router and grader says yes, replies chosen by prompt: concurrent runs stay deterministic."""
+    return Script(router={"route": "menu"}, retrieval={"retrieve": "yes"}, sources={"sources": ["menu"]},
+                  relevance={"relevant": "yes"}, grounded={"grounded": "yes"}, usefulness={"useful": "yes", "score": 5},
+                  strip=lambda m: {"verdicts": ["yes"] * sum("<document>" in line for line in m[-1].content.splitlines())},
+                  answer=HAPPY_ANSWER)
+
+
 def open_page(page: str | None = None, at: AppTest | None = None) -> AppTest:
     """A new session on the home page, or on ``page`` (path relative to streamlit_app.py)."""
     at = at or AppTest.from_file(str(APP), default_timeout=TIMEOUT).run()
@@ -74,6 +86,15 @@ def button(at: AppTest, label: str | None = None, key_end: str | None = None):
         if (label is not None and b.label == label) or (key_end and (b.key or "").endswith(key_end)):
             return b
     raise AssertionError(f"no button {label or key_end!r}: {[(b.label, b.key) for b in at.button]}")
+
+
+def charts(at: AppTest) -> list[tuple[dict, list]]:
+    """Each Vega-Lite chart (st.altair_chart, st.bar_chart...) as (spec, its datasets as DataFrames)."""
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        frames = [pa.ipc.open_stream(d.data.data).read_pandas() for d in chart.proto.datasets]
+        out.append((json.loads(chart.proto.spec), frames))
+    return out
 
 
 def mermaid(at: AppTest) -> list[str]:

@@ -4,7 +4,7 @@ import json
 
 from core.config import load_settings
 from core.diagram import highlight, mermaid_id
-from core.export import to_json, to_markdown
+from core.export import comparison_to_json, comparison_to_markdown, to_json, to_markdown
 
 RESULT = {
     "pattern": "basic", "thread_id": "t1", "question": "스테이크 가격?", "standalone_question": "스테이크 가격?",
@@ -55,6 +55,46 @@ def test_markdown_export_has_answer_reason_sources_trace_and_usage():
     assert "| retrieve | tool | retriever |  | 1 documents |  | key *** echoed by a server |" in text
     assert "| generate | 1 | 15 | 9 |" in text
     assert "Path: contextualize → retrieve → generate" in text
+
+
+COMPARISON = {
+    "id": "20260101-120000-abc123", "date": "2026-01-01 12:00", "question": "스테이크 가격?",
+    "patterns": ["basic", "adaptive"],
+    "results": {
+        "basic": RESULT,
+        "adaptive": {"pattern": "adaptive", "question": "스테이크 가격?", "answer": "", "error": "Cannot reach the model",
+                     "termination_reason": "error", "llm_calls": 0, "tokens": 0, "ms": 1500, "path": [],
+                     "sources": [], "trace": [], "usage": {}},
+    },
+}
+
+
+def test_comparison_json_has_metrics_and_every_run_without_secrets():
+    settings = load_settings(openai_api_key="sk-secret-123", provider="openai")
+    text = comparison_to_json(COMPARISON, settings)
+    assert "sk-secret-123" not in text
+    data = json.loads(text)
+    assert data["question"] == "스테이크 가격?" and data["patterns"] == ["basic", "adaptive"]
+    assert data["metrics"] == [
+        {"pattern": "basic", "termination_reason": "answered", "llm_calls": 1, "tokens": 15, "seconds": 0.02,
+         "sources": 1, "steps": 3},
+        {"pattern": "adaptive", "termination_reason": "error", "llm_calls": 0, "tokens": 0, "seconds": 1.5,
+         "sources": 0, "steps": 0}]
+    assert data["results"]["basic"]["trace"][0]["reason"] == "key *** echoed by a server"
+    assert data["results"]["adaptive"]["error"] == "Cannot reach the model"
+    assert "settings" not in data  # exported later, the session's settings would not be the ones it ran with
+
+
+def test_comparison_markdown_puts_the_metrics_table_first_then_each_run():
+    text = comparison_to_markdown(COMPARISON, load_settings(openai_api_key="sk-secret-123"))
+    assert "sk-secret-123" not in text
+    assert text.startswith("# Comparison: 스테이크 가격?\n\n2026-01-01 12:00 · 20260101-120000-abc123\n\n## Metrics")
+    assert "| basic | answered | 1 | 15 | 0.02 | 1 | 3 |" in text
+    assert "| adaptive | error | 0 | 0 | 1.5 | 0 | 0 |" in text
+    assert text.index("## Metrics") < text.index("## basic") < text.index("## adaptive")
+    assert "## basic\n\n### Answer\n\n₩35,000입니다 [1]." in text
+    assert "### Sources" in text and "### Trace" in text
+    assert "**Error:** Cannot reach the model" in text
 
 
 def test_highlight_marks_visited_nodes_and_the_edges_taken():

@@ -23,7 +23,8 @@ def test_home_shows_each_pattern_with_its_graph_the_model_status_and_a_start_lin
     assert all("<p>__start__</p>" not in d for d in diagrams)  # tidy labels, no literal HTML
     assert at.success[0].value.startswith("**Active model:** embedded (gemma-3-270m-q4_k_m): ok")
     links = [Path(link.proto.page).name for link in at.get("page_link")]
-    assert len(links) == 2 + sum(1 for p in patterns if page_for(p.id))
+    assert len(links) == 4 + sum(1 for p in patterns if page_for(p.id))
+    assert {"Review", "Knowledge_base", "Compare", "Evaluation"} <= set(links)
     assert "Gemma 3 270M" in at.main.info[0].value and not at.sidebar.info
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 from core.patterns import all_patterns
 from ui.graph_view import graph_diagram
 from ui.i18n import t
-from ui.pages import KNOWLEDGE_PAGE, REVIEW_PAGE, page_for
+from ui.pages import COMPARE_PAGE, EVALUATION_PAGE, KNOWLEDGE_PAGE, REVIEW_PAGE, page_for
 from ui.sidebar import sidebar
 from ui.state import provider_status
 
@@ -21,9 +21,11 @@ def home_page() -> None:
     (st.success if status.ok else st.error)(f"**{t('home_model')}:** {status.line()}")
     if settings.provider == "embedded":
         st.info(t("embedded_notice"), icon="ℹ️")
-    links = st.columns(2)
+    links = st.columns(4)
     links[0].page_link(REVIEW_PAGE, label=t("review_title"), icon="⏸️")
     links[1].page_link(KNOWLEDGE_PAGE, label=t("kb_title"), icon="📚")
+    links[2].page_link(COMPARE_PAGE, label=t("compare_title"), icon="⚖️")
+    links[3].page_link(EVALUATION_PAGE, label=t("eval_title"), icon="📊")
     st.subheader(t("patterns"))
     for pattern in all_patterns():
         with st.container(border=True):

@@ -22,6 +22,8 @@ PATTERN_PAGES = {
 VARIANTS = {"adaptive": ("domain", "complexity")}
 REVIEW_PAGE = "pages/8_Review.py"
 KNOWLEDGE_PAGE = "pages/9_Knowledge_base.py"
+COMPARE_PAGE = "pages/10_Compare.py"
+EVALUATION_PAGE = "pages/11_Evaluation.py"
 
 
 def page_for(pattern_id: str) -> str | None:
@@ -32,3 +34,13 @@ def page_for(pattern_id: str) -> str | None:
 
 def pattern_variants(pattern) -> tuple:
     return tuple(getattr(pattern, "variants", ()) or VARIANTS.get(pattern.id, ()))
+
+
+def pattern_title(pattern_id: str) -> str:
+    """A pattern's title; the id itself for a pattern that no longer exists (old threads, saved comparisons)."""
+    from core.patterns import get_pattern
+
+    try:
+        return get_pattern(pattern_id).title
+    except KeyError:
+        return pattern_id

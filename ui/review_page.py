@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.patterns import get_pattern
 from core.runner import pending_reviews
 from ui.i18n import t, termination_label
-from ui.pages import page_for
+from ui.pages import page_for, pattern_title
 from ui.result_view import result_details
 from ui.review_panel import resume_live, review_controls, waits_for
 from ui.sidebar import sidebar
 from ui.state import ensure_samples
-
-
-def _title(pattern_id: str) -> str:
-    try:
-        return get_pattern(pattern_id).title
-    except KeyError:  # a thread of a pattern that no longer exists
-        return pattern_id
 
 
 def review_page() -> None:
@@ -35,7 +27,7 @@ def review_page() -> None:
         st.info(t("no_reviews"))
     for item in items:
         with st.container(border=True, key=f"review_{item['thread_id']}"):
-            st.subheader(f"{_title(item['pattern'])}: {item['question'] or item['title']}")
+            st.subheader(f"{pattern_title(item['pattern'])}: {item['question'] or item['title']}")
             paused = str(item["paused_at"])[:19].replace("T", " ")
             st.caption(f"{t('paused_at')} {paused} UTC · {waits_for(item['interrupt'])} · {item['thread_id']}")
             decision = review_controls(item["thread_id"], item["interrupt"])
@@ -50,7 +42,7 @@ def _resumed(result: dict, settings, index: int) -> None:
     """A run this session resumed: its answer, why it stopped, and a link to its conversation."""
     with st.container(border=True):
         reason = t("run_paused") if result.get("interrupted") else termination_label(result.get("termination_reason", ""))
-        st.success(t("resumed", pattern=_title(result.get("pattern", "")), reason=reason))
+        st.success(t("resumed", pattern=pattern_title(result.get("pattern", "")), reason=reason))
         st.markdown(f"**{t('question')}:** {result.get('question', '')}")
         if result.get("error"):
             st.error(result["error"], icon="⚠️")

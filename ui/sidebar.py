@@ -13,28 +13,12 @@ from core.patterns import get_pattern
 from core.threads import get_registry
 from ui.i18n import LANGUAGES, t
 from ui.pages import pattern_variants
-from ui.state import current_settings, current_thread, models_for, prefs, set_thread
+from ui.state import bound, current_settings, current_thread, models_for, prefs, set_thread
 
 STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️"}
 URL_FIELDS = {"openai": "openai_base_url", "ollama": "ollama_host", "openai-compatible": "compat_base_url"}
 KEY_FIELDS = {"openai": "openai_api_key", "openai-compatible": "compat_api_key"}
 MAX_THREADS_SHOWN = 30
-
-
-def _bound(widget, name: str, label: str, store: dict | None = None, key: str | None = None, **kwargs):
-    """A widget whose value lives in the session's prefs, so it survives reruns and page switches.
-
-    Streamlit resets a keyed widget to its default when another page renders it, so the widget is
-    seeded from prefs on every run and writes back through on_change (which runs before the script).
-    """
-    store = prefs() if store is None else store
-    key = key or f"sb_{name}"
-    st.session_state[key] = store[name]
-    return widget(label, key=key, on_change=_save, args=(store, name, key), **kwargs)
-
-
-def _save(store: dict, name: str, key: str) -> None:
-    store[name] = st.session_state[key]
 
 
 def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Settings, dict]:
@@ -44,8 +28,8 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
     """
     p = prefs()
     with st.sidebar:
-        _bound(st.segmented_control, "lang", t("language"), options=list(LANGUAGES), format_func=LANGUAGES.get,
-               required=True)
+        bound(st.segmented_control, "lang", t("language"), options=list(LANGUAGES), format_func=LANGUAGES.get,
+              required=True)
         with st.expander(t("settings"), expanded=True):
             _model_settings(p)
         settings = current_settings()
@@ -63,11 +47,11 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
 
 
 def _model_settings(p: dict) -> None:
-    provider = _bound(st.selectbox, "provider", t("provider"), options=list(PROVIDERS))
+    provider = bound(st.selectbox, "provider", t("provider"), options=list(PROVIDERS))
     if provider in URL_FIELDS:
-        _bound(st.text_input, URL_FIELDS[provider], t("base_url"))
+        bound(st.text_input, URL_FIELDS[provider], t("base_url"))
     if provider in KEY_FIELDS:
-        _bound(st.text_input, KEY_FIELDS[provider], t("api_key"), type="password")
+        bound(st.text_input, KEY_FIELDS[provider], t("api_key"), type="password")
     models = p["models"]
     models.setdefault(provider, "")
     default = DEFAULT_CHAT_MODELS[provider]
@@ -78,20 +62,20 @@ def _model_settings(p: dict) -> None:
         listed = models_for(current_settings())
         if listed:
             options = listed if models[provider] in listed else [models[provider], *listed]
-            _bound(st.selectbox, provider, t("model"), store=models, key=f"sb_model_{provider}", options=options,
-                   accept_new_options=True, help=t("model_help"))
+            bound(st.selectbox, provider, t("model"), store=models, key=f"sb_model_{provider}", options=options,
+                  accept_new_options=True, help=t("model_help"))
         else:
-            _bound(st.text_input, provider, t("model"), store=models, key=f"sb_model_{provider}",
-                   help=t("model_free_help"))
-    _bound(st.slider, "temperature", t("temperature"), min_value=0.0, max_value=2.0, step=0.05)
-    _bound(st.number_input, "max_tokens", t("max_tokens"), min_value=16, max_value=32768, step=64)
+            bound(st.text_input, provider, t("model"), store=models, key=f"sb_model_{provider}",
+                  help=t("model_free_help"))
+    bound(st.slider, "temperature", t("temperature"), min_value=0.0, max_value=2.0, step=0.05)
+    bound(st.number_input, "max_tokens", t("max_tokens"), min_value=16, max_value=32768, step=64)
     if provider != "embedded":
-        _bound(st.text_input, "grader_model", t("grader_model"), help=t("grader_help"))
+        bound(st.text_input, "grader_model", t("grader_model"), help=t("grader_help"))
     with st.expander(t("retrieval")):
-        _bound(st.slider, "k", t("k"), min_value=1, max_value=10)
-        _bound(st.number_input, "max_rewrites", t("max_rewrites"), min_value=0, max_value=10)
-        _bound(st.number_input, "max_generations", t("max_generations"), min_value=0, max_value=10)
-        _bound(st.number_input, "max_iterations", t("max_iterations"), min_value=1, max_value=20)
+        bound(st.slider, "k", t("k"), min_value=1, max_value=10)
+        bound(st.number_input, "max_rewrites", t("max_rewrites"), min_value=0, max_value=10)
+        bound(st.number_input, "max_generations", t("max_generations"), min_value=0, max_value=10)
+        bound(st.number_input, "max_iterations", t("max_iterations"), min_value=1, max_value=20)
 
 
 def _run_options(p: dict, pattern_id: str | None) -> dict:
@@ -104,10 +88,10 @@ def _run_options(p: dict, pattern_id: str | None) -> dict:
     if variants:
         chosen = p.setdefault("variants", {})
         chosen.setdefault(pattern_id, variants[0])
-        options["variant"] = _bound(st.selectbox, pattern_id, t("variant"), store=chosen,
-                                    key=f"sb_variant_{pattern_id}", options=list(variants))
-    _bound(st.toggle, "review", t("review"), disabled=not pattern.supports_review,
-           help=None if pattern.supports_review else t("review_unsupported"))
+        options["variant"] = bound(st.selectbox, pattern_id, t("variant"), store=chosen,
+                                   key=f"sb_variant_{pattern_id}", options=list(variants))
+    bound(st.toggle, "review", t("review"), disabled=not pattern.supports_review,
+          help=None if pattern.supports_review else t("review_unsupported"))
     if pattern.supports_review and p["review"]:
         options["review"] = True
     return options

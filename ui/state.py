@@ -10,6 +10,7 @@ import hashlib
 import threading
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.config import Settings, load_settings
 from core.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
@@ -35,6 +36,34 @@ def prefs() -> dict:
                       review=False, lang=default_language(), **{key: "" for key in SECRET_KEYS})
         st.session_state["prefs"] = values
     return st.session_state["prefs"]
+
+
+def bound(widget, name: str, label: str, store: dict | None = None, key: str | None = None, **kwargs):
+    """A widget whose value lives in ``store`` (default: prefs), so it survives reruns and page switches.
+
+    Streamlit resets a keyed widget to its default when another page renders it, so the widget is
+    seeded from the store on a new page (or when code changed the store) and writes back through
+    on_change, which runs before the script. It is not re-seeded on every run: pushing even an equal
+    value to the browser undoes a change the user made while the run was going (quick clicks on a
+    multiselect's tags came back).
+    """
+    store = prefs() if store is None else store
+    key = key or f"sb_{name}"
+    synced = st.session_state.setdefault("bound_synced", {})  # key -> (page, value) last exchanged
+    if key not in st.session_state or synced.get(key) != (_page(), store[name]):
+        st.session_state[key] = store[name]
+        synced[key] = (_page(), store[name])
+    return widget(label, key=key, on_change=_save, args=(store, name, key), **kwargs)
+
+
+def _save(store: dict, name: str, key: str) -> None:
+    store[name] = st.session_state[key]
+    st.session_state.setdefault("bound_synced", {})[key] = (_page(), store[name])
+
+
+def _page() -> str:
+    ctx = get_script_run_ctx()
+    return ctx.page_script_hash if ctx else ""
 
 
 def current_settings() -> Settings:

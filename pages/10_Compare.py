@@ -1,0 +1,3 @@
+from ui.compare_page import compare_page
+
+compare_page()

@@ -1,0 +1,3 @@
+from ui.evaluation_page import evaluation_page
+
+evaluation_page()

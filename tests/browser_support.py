@@ -1,0 +1,106 @@
+"""Shared pieces of the browser suites: a `streamlit run` server, Debian's Chromium via Playwright, screenshots."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ui.i18n import STRINGS
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+KO = {key: korean for key, (_english, korean) in STRINGS.items()}  # the browser asks for Korean
+RUN_TIMEOUT_MS = 120_000
+
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is not installed at /usr/bin/chromium "
+                                                                "(scripts/test.sh installs it: apt-get install chromium)")
+
+
+class Server:
+    """`streamlit run streamlit_app.py` on a free port; started, restarted and stopped by the tests."""
+
+    def __init__(self, data_dir: Path, log: Path):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.data_dir = data_dir
+        self.env = {**os.environ, "RAG_DATA_DIR": str(data_dir), "RAG_PROVIDER": "embedded",
+                    "RAG_MAX_TOKENS": "64"}  # short answers keep the tiny model quick
+        self.log = log
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+               "--server.port", str(self.port), "--server.fileWatcherType", "none"]
+        with self.log.open("a") as log:
+            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{self.url}/_stcore/health", timeout=1).text == "ok":
+                    return
+            except httpx.HTTPError:
+                pass
+            assert self.proc.poll() is None, f"streamlit exited: see {self.log}"
+            time.sleep(0.3)
+        raise AssertionError(f"streamlit did not become healthy in 60 s: see {self.log}")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(sample_data_dir, tmp_path_factory):
+    data = tmp_path_factory.mktemp("browser") / "data"
+    shutil.copytree(sample_data_dir / "chroma", data / "chroma")
+    ARTIFACTS.mkdir(exist_ok=True)
+    srv = Server(data, ARTIFACTS / "streamlit-server.log")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(locale="ko-KR", viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    tab.set_default_timeout(30_000)
+    yield tab
+    context.close()
+
+
+def shot(page, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"browser-{name}.png"), full_page=True)
+
+
+def nav(page, label: str) -> None:
+    page.locator("[data-testid=stSidebarNav] a", has_text=label).first.click()
+    page.wait_for_load_state("networkidle")

@@ -1,0 +1,100 @@
+"""AppTest of the Evaluation page: saved reports as tables and a chart, drill-down, running a small evaluation."""
+
+from app_support import app_data, assert_clean, button, charts, happy_script, open_page, scripted, texts  # noqa: F401
+from core import evaluate
+from core.config import load_settings
+
+EVALUATION = "pages/11_Evaluation.py"
+MENU = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "expected_route": "menu",
+        "expected_collections": ["restaurant_menu"], "expected_sources": ["restaurant_menu.md"],
+        "key_facts": ["35,000", "한우 등심"], "must_decline": False}
+GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "expected_route": "direct",
+            "expected_collections": [], "expected_sources": [], "key_facts": [], "must_decline": False}
+
+
+def canned(pattern: str, question: str, settings) -> dict:
+    """Basic half-answers the menu question; adaptive gets it fully right. Both greet without retrieving."""
+    if question == GREETING["question"]:
+        return {"answer": "안녕하세요!", "trace": [], "termination_reason": "direct_answer", "llm_calls": 1,
+                "tokens": 10, "ms": 400}
+    answer = "한우 등심 ₩35,000" if pattern == "adaptive" else "₩35,000"
+    return {"answer": answer, "termination_reason": "answered", "llm_calls": 2, "tokens": 80, "ms": 2000,
+            "sources": [{"source": "restaurant_menu.md"}],
+            "trace": [{"kind": "tool", "grader": "retriever", "target": "restaurant_menu"}]}
+
+
+def saved_two_reports() -> tuple[str, str]:
+    """An embedded report of two patterns and an 'openai' one of basic; returns (older, newer) file names."""
+    settings = load_settings()
+    first = evaluate.evaluate(settings, ["basic", "adaptive"], [MENU, GREETING], run_one=canned)
+    older = evaluate.save(first, settings).name
+    second = {**evaluate.evaluate(settings, ["basic"], [MENU], run_one=canned), "provider": "openai",
+              "model": "gpt-4o-mini"}
+    newer = evaluate.save(second, settings).name
+    return older, newer
+
+
+def test_saved_reports_are_tabulated_charted_and_drilled_into(app_data, scripted):
+    older, newer = saved_two_reports()
+    at = open_page(EVALUATION)
+    assert "tiny 270M demo model, so its scores are low" in at.main.info[0].value
+    assert at.multiselect(key="eval_reports").value == [newer, older]  # newest first, all selected
+    summary = at.dataframe[0].value
+    assert list(summary.columns[:4]) == ["evaluation", "provider", "model", "pattern"]
+    assert list(zip(summary["provider"], summary["pattern"])) == [("openai", "basic"), ("embedded", "basic"),
+                                                                  ("embedded", "adaptive")]
+    assert list(summary["key_fact_rate"]) == [0.5, 0.5, 1.0]
+    assert list(summary["route_accuracy"]) == [1.0, 1.0, 1.0] and list(summary["questions"]) == [1, 2, 2]
+    [(spec, [data])] = charts(at)
+    assert spec["facet"]["column"]["field"] == "metric" and spec["spec"]["encoding"]["xOffset"]["field"] == "evaluation"
+    adaptive = data[data["pattern"] == "adaptive"].set_index("metric")["value"]
+    assert adaptive.to_dict() == {"key_fact_rate": 1.0, "route_accuracy": 1.0}
+    assert set(data["evaluation"]) == set(summary["evaluation"])
+
+    # drill into the older report's adaptive run
+    at.selectbox(key="eval_drill_report").set_value(older).run()
+    at.selectbox(key=f"eval_drill_pattern_{older}").set_value("adaptive").run()
+    assert_clean(at)
+    items = at.dataframe[1].value
+    assert list(items["id"]) == ["menu-01", "general-01"]
+    assert list(items["fact_rate"].fillna(-1)) == [1.0, -1] and list(items["searched"]) == ["restaurant_menu", ""]
+    assert "Why the runs stopped: answered 1, direct_answer 1" in texts(at)
+
+    # one report only: the table and chart follow the selection
+    at.multiselect(key="eval_reports").set_value([older]).run()
+    assert list(at.dataframe[0].value["pattern"]) == ["basic", "adaptive"]
+    at.multiselect(key="eval_reports").set_value([]).run()
+    assert at.warning[0].value == "Choose at least one evaluation." and not at.dataframe
+
+
+def test_an_evaluation_started_from_the_page_runs_saves_and_is_listed(app_data, scripted):
+    scripted.responder = happy_script()
+    at = open_page(EVALUATION)
+    assert "No evaluation saved yet" in at.main.info[1].value
+    assert at.multiselect(key="eval_patterns").value == ["basic"]
+    at.number_input(key="eval_limit").set_value(2)
+    at.selectbox(key="eval_category").set_value("menu")
+    button(at, "Run and save").click().run()
+    assert_clean(at)
+    [report] = evaluate.saved_reports(load_settings())
+    assert at.success[0].value == f"Saved the evaluation as {report['file']}."
+    assert report["provider"] == "embedded" and list(report["patterns"]) == ["basic"]
+    assert [i["id"] for i in report["patterns"]["basic"]["items"]] == ["menu-01", "menu-02"]
+    summary = report["patterns"]["basic"]["summary"]
+    assert summary["questions"] == 2 and summary["route_accuracy"] == 1.0
+    assert summary["key_fact_rate"] == 0.5  # the scripted answer carries menu-01's price, nothing of menu-02
+    assert at.multiselect(key="eval_reports").value == [report["file"]]
+    shown = at.dataframe[0].value
+    assert list(shown["pattern"]) == ["basic"] and list(shown["key_fact_rate"]) == [0.5]
+    assert len(scripted.calls) == 2  # basic: one answer per question
+
+
+def test_starting_without_a_pattern_is_one_clear_message(app_data, scripted):
+    at = open_page(EVALUATION)
+    at.multiselect(key="eval_patterns").set_value([])
+    button(at, "Run and save").click().run()
+    assert_clean(at)
+    assert [e.value for e in at.error] == ["Choose at least one pattern."]
+    assert evaluate.saved_reports(load_settings()) == [] and not scripted.calls
+    at.sidebar.button_group(key="sb_lang").set_value("ko").run()
+    assert at.title[0].value == "평가" and "270M" in at.main.info[0].value and "점수가 낮습니다" in at.main.info[0].value

@@ -1,0 +1,18 @@
+"""scripts/bench_render.py: builds a real thread, renders the chat page on it, prints one JSON line."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_render.py"
+
+
+def test_bench_render_prints_one_json_line_for_the_rendered_thread(tmp_path):
+    out = subprocess.run([sys.executable, str(SCRIPT), "--turns", "3", "--runs", "2"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    [line] = out.stdout.splitlines()  # nothing else on stdout: `python -m core bench` parses it
+    report = json.loads(line)
+    assert report["messages"] == 6 and report["runs"] == 2  # the script checks 6 bubbles were on the page
+    assert 0 < report["p50_s"] <= report["max_s"] < 60
