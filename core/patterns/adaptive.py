@@ -47,7 +47,6 @@ class SubQuestion(BaseState, total=False):
 
 
 def build(ctx: RunContext) -> StateGraph:
-    s = ctx.settings
 
     def choose_variant(state: AdaptiveState) -> Literal["route_question", "classify_complexity"]:
         return "classify_complexity" if state.get("variant") == "complexity" else "route_question"

@@ -235,11 +235,16 @@ def build(ctx: RunContext) -> StateGraph:
                                             "observation": f"The reviewer rejected this action: {message}"} for c in calls]
         return {"steps": steps, "pending_thought": ""}
 
-    builder = StateGraph(ReactState)
+    review = make_review_tool_calls("pending", "tools", reject, after_step(s, "agent"))
+    return wire_react_loop(StateGraph(ReactState), ctx, agent, route_after_agent, review, tools, record_step)
+
+
+def wire_react_loop(builder: StateGraph, ctx: RunContext, agent, route_after_agent, review, tools,
+                    record_step) -> StateGraph:
+    """The loop both ReAct flavours share; only the agent node and its protocol differ."""
     builder.add_node("contextualize", make_contextualize(ctx))
-    builder.add_node(agent)
-    builder.add_node("review_tool_calls", make_review_tool_calls("pending", "tools", reject, after_step(s, "agent")),
-                     destinations=("tools", "agent", "best_answer"))
+    builder.add_node("agent", agent)
+    builder.add_node("review_tool_calls", review, destinations=("tools", "agent", "best_answer"))
     builder.add_node("tools", make_tools_node(ctx, tools, record_step))
     builder.add_node("finish", make_finish(ctx))
     builder.add_node("best_answer", make_best_answer(ctx))
@@ -247,7 +252,7 @@ def build(ctx: RunContext) -> StateGraph:
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "agent")
     builder.add_conditional_edges("agent", route_after_agent)
-    builder.add_conditional_edges("tools", after_step(s, "agent"), ["agent", "best_answer"])
+    builder.add_conditional_edges("tools", after_step(ctx.settings, "agent"), ["agent", "best_answer"])
     builder.add_edge("finish", END)
     builder.add_edge("best_answer", END)
     return builder

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Literal
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import StateGraph
 
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, make_contextualize
-from core.patterns.react import after_step, make_best_answer, make_finish, make_tools_node
+from core.patterns.common import BaseState
+from core.patterns.react import after_step, wire_react_loop
 from core.prompts import agents as P
 from core.tools import (
     action_event,
@@ -78,22 +78,8 @@ def build(ctx: RunContext) -> StateGraph:
             exchange[-1] = with_calls(exchange[-1], calls)
         return {"agent_messages": exchange}
 
-    builder = StateGraph(ReactNativeState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    builder.add_node(agent)
-    builder.add_node("review_tool_calls", make_review_tool_calls("pending", "tools", reject, after_step(s, "agent"), edit),
-                     destinations=("tools", "agent", "best_answer"))
-    builder.add_node("tools", make_tools_node(ctx, tools, record_step))
-    builder.add_node("finish", make_finish(ctx))
-    builder.add_node("best_answer", make_best_answer(ctx))
-
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "agent")
-    builder.add_conditional_edges("agent", route_after_agent)
-    builder.add_conditional_edges("tools", after_step(s, "agent"), ["agent", "best_answer"])
-    builder.add_edge("finish", END)
-    builder.add_edge("best_answer", END)
-    return builder
+    review = make_review_tool_calls("pending", "tools", reject, after_step(s, "agent"), edit)
+    return wire_react_loop(StateGraph(ReactNativeState), ctx, agent, route_after_agent, review, tools, record_step)
 
 
 def max_llm_calls(settings) -> int:
