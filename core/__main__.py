@@ -164,7 +164,7 @@ def cmd_threads(settings: Settings, args) -> int:
     from core.threads import get_registry
 
     for t in get_registry(settings.data_path).list(pattern=args.pattern):
-        print(f"{t['thread_id']}  {t['pattern']:<12} {t['status']:<8} {t['title']}")
+        print(f"{t['thread_id']}  {t['pattern']:<12} {t['status']:<8} {t['origin']:<7} {t['title']}")
     return 0
 
 

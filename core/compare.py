@@ -22,40 +22,56 @@ METRICS = ("termination_reason", "llm_calls", "tokens", "seconds", "sources", "s
 
 def stream_compare(question: str, patterns: list[str], settings: Settings,
                    ctx_factory: Callable[[str], object] | None = None) -> Iterator[dict]:
-    """Yield {"pattern", **event} from all runs as they happen; the last event is ``compared``."""
+    """Yield ``comparing`` (the saved record, with its id), then {"pattern", **event} from all runs as
+    they happen; the last event is ``compared``.
+
+    The record is saved when the comparison starts and again by each worker as its run ends, so
+    a comparison whose page was left (the generator closed early) still completes on disk.
+    """
     question = check_question(question)
     if not patterns:
         raise ValueError("choose at least one pattern to compare")
     events: queue.Queue = queue.Queue()
-    compare_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    record = {"id": time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6], "date": time.strftime("%Y-%m-%d %H:%M"),
+              "question": question, "patterns": patterns, "status": "running", "results": {p: {} for p in patterns}}
+    lock = threading.Lock()
+    save_comparison(record, settings)
+
+    def finished(pattern_id: str, result: dict) -> None:
+        with lock:
+            record["results"][pattern_id] = result
+            if all(record["results"][p] for p in patterns):
+                record["status"] = "done"
+            save_comparison(record, settings)
 
     def worker(pattern_id: str) -> None:
+        result: dict = {}
         try:
             ctx = ctx_factory(pattern_id) if ctx_factory else None
-            for event in stream_run(pattern_id, question, settings, ctx=ctx):
+            for event in stream_run(pattern_id, question, settings, ctx=ctx, origin="compare"):
+                if event["type"] in ("done", "error"):
+                    result = event["result"]
                 events.put((pattern_id, event))
         except Exception as exc:  # a run that cannot start still reports, the others go on
-            events.put((pattern_id, {"type": "error", "message": str(exc),
-                                     "result": {"pattern": pattern_id, "error": str(exc)}}))
+            result = {"pattern": pattern_id, "error": str(exc)}
+            events.put((pattern_id, {"type": "error", "message": str(exc), "result": result}))
         finally:
+            finished(pattern_id, result or {"pattern": pattern_id, "error": "the run ended without a result"})
             events.put((pattern_id, None))
 
     for pattern_id in patterns:
         threading.Thread(target=worker, args=(pattern_id,), daemon=True, name=f"compare-{pattern_id}").start()
-    results: dict[str, dict] = {}
+    yield {"type": "comparing", "comparison": {**record, "results": {p: {} for p in patterns}}}
     running = len(patterns)
     while running:
         pattern_id, event = events.get()
         if event is None:
             running -= 1
             continue
-        if event["type"] in ("done", "error"):
-            results[pattern_id] = event["result"]
         yield {"pattern": pattern_id, **event}
-    record = {"id": compare_id, "date": time.strftime("%Y-%m-%d %H:%M"), "question": question,
-              "patterns": patterns, "results": {p: results.get(p, {}) for p in patterns}}
-    save_comparison(record, settings)
-    yield {"type": "compared", "comparison": record}
+    with lock:
+        snapshot = json.loads(json.dumps(record, default=str))
+    yield {"type": "compared", "comparison": snapshot}
 
 
 def compare(question: str, patterns: list[str], settings: Settings, **kwargs) -> dict:
@@ -90,18 +106,21 @@ def _folder(settings: Settings):
 
 def save_comparison(record: dict, settings: Settings) -> None:
     path = _folder(settings) / f"{record['id']}.json"
-    path.write_text(json.dumps(record, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
+    partial = path.with_suffix(".part")  # written whole, then renamed: a reader never sees half a record
+    partial.write_text(json.dumps(record, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
+    partial.replace(path)
 
 
 def list_comparisons(settings: Settings) -> list[dict]:
-    """Past comparisons, newest first: id, date, question, patterns."""
+    """Past comparisons, newest first: id, date, question, patterns, status (running | done)."""
     out = []
     for path in sorted(_folder(settings).glob("*.json"), reverse=True):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        out.append({k: record.get(k) for k in ("id", "date", "question", "patterns")})
+        out.append({k: record.get(k) for k in ("id", "date", "question", "patterns")}
+                   | {"status": record.get("status", "done")})
     return out
 
 

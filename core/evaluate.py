@@ -100,7 +100,7 @@ def evaluate(settings: Settings, patterns: list[str], items: list[dict],
     from core.models import model_name, resolve_provider
     from core.runner import run
 
-    run_one = run_one or (lambda pattern, question, s: run(pattern, question, s))
+    run_one = run_one or (lambda pattern, question, s: run(pattern, question, s, origin="eval"))
     per_pattern: dict[str, dict] = {}
     total, done = len(patterns) * len(items), 0
     for pattern in patterns:

@@ -42,8 +42,12 @@ def check_question(question: str) -> str:
 
 
 def stream_run(pattern_id: str, question: str | None, settings: Settings, thread_id: str | None = None,
-               resume: Any = None, ctx: RunContext | None = None, **options) -> Iterator[dict]:
-    """Run (or with ``resume`` continue) one turn; yields events, the last is ``done`` or ``error``."""
+               resume: Any = None, ctx: RunContext | None = None, origin: str = "chat",
+               **options) -> Iterator[dict]:
+    """Run (or with ``resume`` continue) one turn; yields events, the last is ``done`` or ``error``.
+
+    ``origin`` (chat | compare | eval) says who started a new thread; only chats are listed in the chat sidebars.
+    """
     registry = get_registry(settings.data_path)
     if resume is not None:
         thread = registry.get(thread_id or "")
@@ -81,7 +85,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
                   "recursion_limit": pattern.recursion_limit(settings),
                   "max_concurrency": settings.max_concurrency}
         if run_id is None:
-            registry.touch(thread_id, pattern.id, question, "running")
+            registry.touch(thread_id, pattern.id, question, "running", origin)
             run_id = registry.start_run(thread_id, question)
         else:
             registry.set_status(thread_id, "running")

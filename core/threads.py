@@ -15,13 +15,17 @@ from pathlib import Path
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
     thread_id TEXT PRIMARY KEY, pattern TEXT NOT NULL, title TEXT NOT NULL,
-    status TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL);
+    status TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+    origin TEXT NOT NULL DEFAULT 'chat');
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT, thread_id TEXT NOT NULL, started_at REAL NOT NULL,
     finished_at REAL, question TEXT NOT NULL, status TEXT NOT NULL, result TEXT);
 CREATE INDEX IF NOT EXISTS runs_by_thread ON runs(thread_id, id);
 """
 STATUSES = ("running", "done", "waiting", "failed")
+# who started a thread: chat threads are listed in the chat sidebars; comparison and evaluation
+# runs keep their threads (to inspect or export) without cluttering those lists
+ORIGINS = ("chat", "compare", "eval")
 
 
 class ThreadRegistry:
@@ -35,6 +39,9 @@ class ThreadRegistry:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(_SCHEMA)
+            columns = {row[1] for row in self.db.execute("PRAGMA table_info(threads)")}
+            if "origin" not in columns:  # a registry from before origins: its threads were all chats
+                self.db.execute("ALTER TABLE threads ADD COLUMN origin TEXT NOT NULL DEFAULT 'chat'")
 
     def _exec(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
         with self.lock, self.db:
@@ -42,12 +49,15 @@ class ThreadRegistry:
 
     # -- threads
 
-    def touch(self, thread_id: str, pattern: str, title: str, status: str) -> None:
+    def touch(self, thread_id: str, pattern: str, title: str, status: str, origin: str = "chat") -> None:
+        if origin not in ORIGINS:
+            raise ValueError(f"unknown thread origin {origin!r}; expected one of {', '.join(ORIGINS)}")
         now = time.time()
         self._exec(
-            "INSERT INTO threads VALUES (?,?,?,?,?,?) ON CONFLICT(thread_id) "
+            "INSERT INTO threads(thread_id, pattern, title, status, created_at, updated_at, origin) "
+            "VALUES (?,?,?,?,?,?,?) ON CONFLICT(thread_id) "
             "DO UPDATE SET status=excluded.status, updated_at=excluded.updated_at",
-            (thread_id, pattern, title[:80], status, now, now),
+            (thread_id, pattern, title[:80], status, now, now, origin),
         )
 
     def set_status(self, thread_id: str, status: str) -> None:
@@ -63,12 +73,11 @@ class ThreadRegistry:
         rows = self._exec("SELECT * FROM threads WHERE thread_id=?", (thread_id,))
         return dict(rows[0]) if rows else None
 
-    def list(self, pattern: str | None = None, status: str | None = None) -> list[dict]:
+    def list(self, pattern: str | None = None, status: str | None = None, origin: str | None = None) -> list[dict]:
         sql, args = "SELECT * FROM threads WHERE 1=1", []
-        if pattern:
-            sql, args = sql + " AND pattern=?", args + [pattern]
-        if status:
-            sql, args = sql + " AND status=?", args + [status]
+        for column, value in (("pattern", pattern), ("status", status), ("origin", origin)):
+            if value:
+                sql, args = sql + f" AND {column}=?", args + [value]
         return [dict(r) for r in self._exec(sql + " ORDER BY updated_at DESC", tuple(args))]
 
     def delete(self, thread_id: str, checkpointer=None) -> None:

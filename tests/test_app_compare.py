@@ -119,3 +119,22 @@ def test_bad_input_is_one_clear_message_and_nothing_is_lost(app_data, scripted):
 def test_answer_headings_shrink_to_fit_a_column():
     assert column_markdown("# 와인 리스트\n본문 #1\n## 2. 카베르네\n###### 작은 제목") == \
         "##### 와인 리스트\n본문 #1\n##### 2. 카베르네\n###### 작은 제목"
+
+
+def test_a_comparison_still_running_in_the_background_says_so_and_shows_finished_runs(app_data, scripted):
+    from core.compare import save_comparison
+
+    settings = load_settings()
+    done = {"pattern": "basic", "answer": ANSWER, "termination_reason": "answered", "llm_calls": 1, "path": []}
+    save_comparison({"id": "20261129-120000-abcdef", "date": "2026-11-29 12:00", "question": QUESTION,
+                     "patterns": ["basic", "adaptive"], "status": "running",
+                     "results": {"basic": done, "adaptive": {}}}, settings)
+    at = open_page(COMPARE)
+    assert at.selectbox(key="cmp_open").options[0].startswith("⏳ 2026-11-29 12:00")
+    at.selectbox(key="cmp_open").set_value("20261129-120000-abcdef").run()
+    assert_clean(at)
+    assert "still running in the background" in at.info[0].value
+    shown = columns_shown(at)
+    assert shown["#### Basic RAG"].markdown[1].value == ANSWER
+    assert "Still running" in texts(shown["#### Adaptive RAG"])
+    assert button(at, key_end="cmp_refresh").label == "Refresh"

@@ -32,9 +32,11 @@ def test_patterns_run_concurrently_and_each_column_gets_its_events(sample_settin
     elapsed = time.perf_counter() - start
     # self_rag alone needs 5 sequential calls (2 s); run one after another the three would need 3.2 s
     assert elapsed < 3.0, elapsed
+    assert events[0]["type"] == "comparing" and events[0]["comparison"]["status"] == "running"
     assert {e["pattern"] for e in events if "pattern" in e} == set(patterns)
     assert [e["type"] for e in events].count("done") == 3
     record = events[-1]["comparison"]
+    assert record["status"] == "done" and record["id"] == events[0]["comparison"]["id"]
     assert set(record["results"]) == set(patterns)
     assert len({r["thread_id"] for r in record["results"].values()}) == 3  # one thread per pattern
     rows = {r["pattern"]: r for r in metrics_rows(record)}
@@ -57,3 +59,34 @@ def test_bad_input_is_refused_before_anything_runs(sample_settings):
         list(stream_compare("질문", [], sample_settings))
     with pytest.raises(KeyError):
         load_comparison(sample_settings, "../../etc/passwd")
+
+
+def test_a_comparison_left_early_still_completes_on_disk(sample_settings):
+    """The page that started it reruns (the generator is closed): the workers save every result."""
+    settings = sample_settings.with_(k=2)
+    stream = stream_compare("스테이크 가격?", ["basic", "adaptive"], settings, ctx_factory=factory(settings, latency=0.3))
+    first = next(stream)
+    stream.close()
+    assert first["type"] == "comparing"
+    started = load_comparison(settings, first["comparison"]["id"])
+    assert started["status"] == "running" and started["results"] == {"basic": {}, "adaptive": {}}
+    deadline = time.time() + 20
+    while time.time() < deadline and load_comparison(settings, started["id"])["status"] != "done":
+        time.sleep(0.1)
+    record = load_comparison(settings, started["id"])
+    assert record["status"] == "done"
+    assert all(record["results"][p]["answer"] for p in ("basic", "adaptive"))
+
+
+def test_comparison_threads_stay_out_of_the_chat_lists(sample_settings):
+    from core.runner import run
+    from core.threads import get_registry
+
+    settings = sample_settings.with_(k=2)
+    compared = compare("스테이크 가격?", ["basic"], settings, ctx_factory=factory(settings))["results"]["basic"]
+    chatted = run("basic", "파스타 가격?", settings, ctx=factory(settings)("basic"))
+    registry = get_registry(settings.data_path)  # shared by the session's tests: look for these two threads
+    chats = {t["thread_id"] for t in registry.list(pattern="basic", origin="chat")}
+    comparisons = {t["thread_id"] for t in registry.list(pattern="basic", origin="compare")}
+    assert chatted["thread_id"] in chats and chatted["thread_id"] not in comparisons
+    assert compared["thread_id"] in comparisons and compared["thread_id"] not in chats

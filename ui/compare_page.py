@@ -48,7 +48,7 @@ def compare_page() -> None:
         if problem:
             st.error(problem, icon="⚠️")
         else:
-            form["open"] = _run_live(question, patterns, settings)
+            _run_live(question, patterns, settings, form)
             st.rerun()
     _past(settings, form)
 
@@ -118,16 +118,18 @@ class _LiveColumn:
         self.figures.caption(run_figures(result))
 
 
-def _run_live(question: str, patterns: list[str], settings: Settings) -> str:
-    """Run the comparison, filling each column as events arrive; return the saved comparison's id."""
+def _run_live(question: str, patterns: list[str], settings: Settings, form: dict) -> None:
+    """Run the comparison, filling each column as events arrive.
+
+    The saved comparison is the open one from its first event on: if the user leaves the page
+    mid-run, coming back shows it (still running, or finished) instead of an empty form.
+    """
     columns = {pattern_id: _LiveColumn(cell, pattern_id) for pattern_id, cell in _grid(patterns).items()}
-    record: dict = {}
     for event in stream_compare(question, patterns, settings):
-        if event["type"] == "compared":
-            record = event["comparison"]
+        if event["type"] in ("comparing", "compared"):
+            form["open"] = event["comparison"]["id"]
         else:
             columns[event["pattern"]].show(event)
-    return record["id"]
 
 
 def column_markdown(answer: str) -> str:
@@ -145,8 +147,8 @@ def _past(settings: Settings, form: dict) -> None:
     past = list_comparisons(settings)
     if not past:
         return
-    labels = {c["id"]: f"{c['date']} · {c['question']} · {len(c['patterns'] or [])} {t('patterns').lower()}"
-              for c in past}
+    labels = {c["id"]: f"{'⏳ ' if c['status'] == 'running' else ''}{c['date']} · {c['question']} · "
+                       f"{len(c['patterns'] or [])} {t('patterns').lower()}" for c in past}
     if form["open"] not in labels:
         form["open"] = None
     st.divider()
@@ -166,10 +168,15 @@ def comparison_view(record: dict, settings: Settings) -> None:
     """A finished comparison: a column per pattern, the metrics table, the chart, the exports."""
     st.subheader(record.get("question", ""))
     st.caption(f"{record.get('date', '')} · {record.get('id', '')}")
+    running = record.get("status") == "running"
+    if running:  # the page that started it was left; its workers still save each run as it ends
+        st.info(t("comparison_running"), icon="⏳")
+        if st.button(t("refresh"), key="cmp_refresh", icon="🔄"):
+            st.rerun()
     results = record.get("results") or {}
     for pattern_id, cell in _grid(list(results)).items():
         with cell:
-            _result_column(pattern_id, results[pattern_id])
+            _result_column(pattern_id, results[pattern_id], running)
     rows = metrics_rows(record)
     st.markdown(f"**{t('metrics')}**")
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -183,10 +190,10 @@ def comparison_view(record: dict, settings: Settings) -> None:
                            mime="text/markdown", key="cmp_export_md", on_click="ignore")
 
 
-def _result_column(pattern_id: str, result: dict) -> None:
+def _result_column(pattern_id: str, result: dict, running: bool = False) -> None:
     st.markdown(f"#### {pattern_title(pattern_id)}")
     if not result:
-        st.warning(t("no_result"))
+        st.info(t("still_running"), icon="⏳") if running else st.warning(t("no_result"))
         return
     if result.get("error"):
         st.error(result["error"], icon="⚠️")

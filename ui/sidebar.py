@@ -104,7 +104,7 @@ def _threads(pattern_id: str, settings: Settings) -> None:
         set_thread(pattern_id, None)
         st.rerun()
     open_id = current_thread(pattern_id, settings)
-    threads = registry.list(pattern=pattern_id)
+    threads = registry.list(pattern=pattern_id, origin="chat")
     if not threads:
         st.caption(t("no_threads"))
     for thread in threads[:MAX_THREADS_SHOWN]:
