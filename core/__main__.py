@@ -141,7 +141,7 @@ def cmd_eval(settings: Settings, args) -> int:
     items = evaluate.load_evalset()
     if args.category:
         items = [i for i in items if i["category"] == args.category]
-    items = items[: args.limit] if args.limit else items
+    items = evaluate.spread(items, args.limit)
     _knowledge(settings)
     report = evaluate.evaluate(settings, patterns, items, progress=_progress)
     path = evaluate.save(report, settings)
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("eval", help="score patterns on the shipped question set")
     p.add_argument("--patterns", help="comma-separated pattern ids (default: all)")
-    p.add_argument("--limit", type=int, help="only the first N questions")
+    p.add_argument("--limit", type=int, help="only N questions, taken in turn from each category")
     p.add_argument("--category", help="only one category (menu, wine, pairing, policy_both, ...)")
     p.add_argument("--json", action="store_true")
 

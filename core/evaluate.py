@@ -28,6 +28,22 @@ def load_evalset(path: Path = EVALSET) -> list[dict]:
         return json.load(fh)
 
 
+def spread(items: list[dict], limit: int | None) -> list[dict]:
+    """At most ``limit`` items taken in turn from each category (in file order), so a short run
+    still covers every kind of question; ``None`` or 0 keeps them all."""
+    if not limit:
+        return list(items)
+    queues: dict[str, list[dict]] = {}
+    for item in items:
+        queues.setdefault(item["category"], []).append(item)
+    picked: list[dict] = []
+    while len(picked) < limit and any(queues.values()):
+        for queue in queues.values():
+            if queue and len(picked) < limit:
+                picked.append(queue.pop(0))
+    return picked
+
+
 def _norm(text: str) -> str:
     return re.sub(r"\s+", "", text or "").lower()
 

@@ -80,3 +80,14 @@ def test_the_shipped_question_set_is_well_formed():
     assert {"menu", "wine", "pairing", "menu_wine", "policy_one", "policy_both", "general", "web",
             "unanswerable"} <= {i["category"] for i in items}
     assert sum(i["lang"] == "ko" for i in items) > sum(i["lang"] == "en" for i in items) > 0
+
+
+def test_a_limited_run_takes_questions_in_turn_from_every_category():
+    from core.evaluate import load_evalset, spread
+
+    items = load_evalset()
+    categories = list(dict.fromkeys(i["category"] for i in items))
+    ten = spread(items, 10)
+    assert [i["category"] for i in ten] == categories + categories[:10 - len(categories)]
+    assert ten[0]["id"] == "menu-01" and ten[len(categories)]["id"] == "menu-02"  # file order within a category
+    assert spread(items, None) == items and len(spread(items, 1000)) == len(items)

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from core.config import Settings
-from core.evaluate import evaluate, load_evalset, save, saved_reports
+from core.evaluate import evaluate, load_evalset, save, saved_reports, spread
 from core.patterns import pattern_ids
 from ui.i18n import t
 from ui.pages import pattern_title
@@ -129,7 +129,7 @@ def _start(settings: Settings, state: dict) -> None:
         return
     if not ensure_samples(settings):
         return
-    chosen = [item for item in items if not category or item["category"] == category][:int(limit)]
+    chosen = spread([item for item in items if not category or item["category"] == category], int(limit))
     bar = st.progress(0.0, text=t("eval_running"))
     try:
         report = evaluate(settings, patterns, chosen, progress=lambda done, total, label: bar.progress(

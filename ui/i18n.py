@@ -186,7 +186,7 @@ STRINGS = {
                         "model a question takes a few seconds per pattern.",
                         "사이드바에서 고른 모델로 질문마다 패턴별로 한 번씩 실행합니다. 내장 모델에서는 질문 하나에 패턴마다 "
                         "몇 초가 걸립니다."),
-    "eval_limit": ("Questions (the first N)", "질문 수 (처음 N개)"),
+    "eval_limit": ("Questions (N, taken in turn from each category)", "질문 수 (N개, 범주마다 차례로)"),
     "category": ("Category", "범주"),
     "all_categories": ("all", "전체"),
     "eval_run": ("Run and save", "실행하고 저장"),
