@@ -19,6 +19,7 @@ TERMINATION_REASONS = {
     "web_unavailable": "web search unavailable",
     "user_rejected": "rejected by the reviewer",
     "max_iterations": "iteration limit reached",
+    "repeated_action": "the agent repeated a tool call",
     "error": "stopped by an error",
 }
 EVENT_KINDS = ("route", "verdict", "retry", "rewrite", "tool", "interrupt", "stop", "error", "info")

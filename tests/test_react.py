@@ -134,11 +134,16 @@ def test_both_flavours_leave_the_same_trace_shape(sample_settings):
 @pytest.mark.parametrize("pattern", ["react", "react_native"])
 def test_the_step_limit_ends_with_the_best_answer_so_far(sample_settings, pattern):
     settings = sample_settings.with_(max_iterations=3)
-    step = _text_step("usa_ict", "CHIPS 법 예산") if pattern == "react" else \
-        AIMessage("", tool_calls=[_call("usa_ict", "CHIPS 법 예산", "x")])
+    asked = iter(range(100))
+
+    def step(messages):  # a new query every step: searching on, never repeating itself
+        if "numbered documents" in messages[0].content:
+            return "CHIPS 법은 527억 달러입니다 [1]."
+        query = f"CHIPS 법 예산 {next(asked)}"
+        return _text_step("usa_ict", query) if pattern == "react" else AIMessage("", tool_calls=[_call("usa_ict", query, "x")])
+
     # the model never stops searching; the answer at the limit is written from the documents it found
-    llm = ScriptedChatModel(responder=lambda m: "CHIPS 법은 527억 달러입니다 [1]." if "numbered documents" in m[0].content
-                            else step)
+    llm = ScriptedChatModel(responder=step)
     result, _, _ = _run(settings, pattern, llm)
     assert result["termination_reason"] == "max_iterations"
     assert result["answer"] == "CHIPS 법은 527억 달러입니다 [1]."
@@ -154,10 +159,40 @@ def test_an_adversarial_model_stays_within_the_documented_bound(sample_settings,
     reply = "Action: usa_ict" if pattern == "react" else AIMessage("", tool_calls=many)
     result, llm, _ = _run(sample_settings, pattern, ScriptedChatModel(responder=lambda m: reply))
     assert result["termination_reason"] in TERMINATION_REASONS and result["error"] is None
-    assert result["termination_reason"] == "max_iterations"
     assert result["llm_calls"] <= get_pattern(pattern).max_llm_calls(sample_settings)
-    if pattern == "react_native":
-        assert len(_steps(result, "observation")) == 3 * sample_settings.max_iterations  # nine asked per turn, three run
+    if pattern == "react":  # a parse error every step
+        assert result["termination_reason"] == "max_iterations"
+    else:  # nine asked per step, three run; the second step asks the same again and the loop stops
+        assert result["termination_reason"] == "repeated_action"
+        assert len(_steps(result, "observation")) == 3 and result["path"].count("agent") == 2
+
+
+@pytest.mark.parametrize("pattern", ["react", "react_native"])
+def test_an_agent_repeating_a_call_is_stopped_with_what_it_found(sample_settings, pattern):
+    same = _text_step("usa_ict", "CHIPS 법 예산") if pattern == "react" else \
+        AIMessage("", tool_calls=[_call("usa_ict", "CHIPS 법 예산", "x")])
+    llm = ScriptedChatModel(responder=lambda m: "CHIPS 법은 527억 달러입니다 [1]." if "numbered documents" in m[0].content
+                            else same)
+    result, _, _ = _run(sample_settings, pattern, llm)
+    assert result["termination_reason"] == "repeated_action"
+    assert "repeated usa_ict(CHIPS 법 예산)" in result["termination_message"]
+    assert len(_steps(result, "observation")) == 1  # the repeat is not run again
+    [guard] = [e for e in result["trace"] if e.get("grader") == "repeat_guard"]
+    assert guard["verdict"] == "repeated" and "the loop stops" in guard["reason"]
+    assert result["answer"] == "CHIPS 법은 527억 달러입니다 [1]." and result["sources"]
+    assert result["path"][-2:] == ["tools", "best_answer"] and result["path"].count("agent") == 2
+
+
+def test_a_step_mixing_a_repeat_with_a_new_call_runs_the_new_one_and_goes_on(sample_settings):
+    replies = [AIMessage("", tool_calls=[_call("usa_ict", "CHIPS 법", "a")]),
+               AIMessage("", tool_calls=[_call("usa_ict", "CHIPS 법", "b"), _call("japan_ict", "반도체 전략", "c")]),
+               "두 보고서를 비교하면 …"]
+    result, llm, _ = _run(sample_settings, "react_native", replies)
+    assert result["termination_reason"] == "answered"
+    assert [e["grader"] for e in _steps(result, "observation")] == ["usa_ict", "japan_ict"]
+    third = llm.calls[-1]
+    notes = [m.content for m in third if m.type == "tool"]
+    assert len(notes) == 3 and any("already made this exact call" in n for n in notes)  # every call id answered
 
 
 # ---------------------------------------------------------------- approval of tool calls

@@ -32,6 +32,7 @@ from core.tools import (
     policy_tools,
     query_of,
     run_tool,
+    ToolRun,
     short,
     thought_event,
 )
@@ -47,6 +48,7 @@ class ReactState(BaseState, total=False):
     iterations: int  # model replies so far
     parse_errors: int
     final_answer: str
+    repeated: str  # the tool call(s) of a step that only repeated earlier calls: the loop stops there
 
 
 # ---------------------------------------------------------------- the text protocol
@@ -98,18 +100,40 @@ def parse_step(text: str) -> dict:
 # ---------------------------------------------------------------- nodes both flavours share
 
 
+REPEAT_NOTE = ("You already made this exact call in this turn; its result is above. "
+               "Answer from it, or search for something different.")
+
+
 def make_tools_node(ctx: RunContext, tools, record_step):
-    """Node ``tools``: run the pending call(s); ``record_step(state, call, run)`` returns the scratchpad update."""
+    """Node ``tools``: run the pending call(s); ``record_step(state, call, run)`` returns the scratchpad update.
+
+    A call identical to one already made this turn is not run again (its result cannot change);
+    a step made only of such calls sets ``repeated``, and the loop ends with the best answer:
+    an agent that repeats itself is stuck, and more steps would only spend the budget.
+    """
 
     def run_tools(state: dict) -> dict:
         docs: list[Document] = list(state.get("documents", []))
-        events, update = [], {}
+        done = {(e.get("grader"), e.get("target")) for e in state.get("trace") or [] if e.get("step") == "observation"}
+        events, update, repeats = [], {}, []
         for call in state.get("pending", []):
-            run = run_tool(ctx, tools, call)
-            docs = merge_documents(docs, run.documents)
-            events.append(observation_event("tools", state.get("iterations", 0), run))
+            name, query = call.get("name", ""), query_of(call.get("args"))
+            if (name, short(query, 120)) in done:
+                repeats.append(f"{name}({query})")
+                run = ToolRun(name, query, "repeated", text=REPEAT_NOTE, call_id=call.get("id", ""))
+            else:
+                run = run_tool(ctx, tools, call)
+                docs = merge_documents(docs, run.documents)
+                events.append(observation_event("tools", state.get("iterations", 0), run))
+                done.add((name, short(query, 120)))
             update = record_step({**state, **update}, call, run)
-        return {**update, "documents": docs, "pending": [], "trace": events}
+        if repeats:
+            events.append(event("tools", "verdict", grader="repeat_guard", target="; ".join(repeats), verdict="repeated",
+                                reason="already made in this turn: not run again"
+                                       + ("" if len(repeats) < len(state.get("pending", [])) else "; the loop stops")))
+        stuck = bool(repeats) and len(repeats) == len(state.get("pending", []))
+        return {**update, "documents": docs, "pending": [], "trace": events,
+                **({"repeated": "; ".join(repeats)} if stuck else {})}
 
     run_tools.__name__ = "tools"
     return run_tools
@@ -152,23 +176,33 @@ def make_best_answer(ctx: RunContext):
         question = state["standalone_question"]
         docs = state.get("documents", [])
         c = counters(state, ctx.settings)
-        limit = f"stopped at the step limit ({c['iterations']} of {c['max_iterations']})"
+        if state.get("repeated"):
+            reason, why = "repeated_action", f"the agent repeated {state['repeated']}, already made in this turn"
+        else:
+            reason, why = "max_iterations", f"stopped at the step limit ({c['iterations']} of {c['max_iterations']})"
         if docs:
             answer = answer_from_documents(ctx, question, docs, P.BEST_SO_FAR_NOTE)
             return {**final(answer, docs), "sources": label_sources(docs),
-                    **stop("best_answer", "max_iterations", f"{limit}: answered from {len(docs)} document(s) found so far",
+                    **stop("best_answer", reason, f"{why}: answered from {len(docs)} document(s) found so far",
                            counters=c)}
-        answer = say(question, f"단계 한도({c['max_iterations']}회)에 도달했지만 답할 근거를 찾지 못했습니다.",
-                     f"I reached the step limit ({c['max_iterations']}) without finding evidence to answer.")
-        return {**final(answer), **stop("best_answer", "max_iterations", f"{limit}: no documents gathered", counters=c)}
+        if reason == "repeated_action":
+            answer = say(question, "에이전트가 같은 검색을 되풀이했고, 답할 근거를 찾지 못했습니다.",
+                         "The agent repeated a search it had already made and found no evidence to answer.")
+        else:
+            answer = say(question, f"단계 한도({c['max_iterations']}회)에 도달했지만 답할 근거를 찾지 못했습니다.",
+                         f"I reached the step limit ({c['max_iterations']}) without finding evidence to answer.")
+        return {**final(answer), **stop("best_answer", reason, f"{why}: no documents gathered", counters=c)}
 
     return best_answer
 
 
 def after_step(settings, next_node: str):
-    """Router after a tool step or a rejection: another model step while the budget lasts."""
+    """Router after a tool step or a rejection: another model step while the budget lasts and the agent
+    is not repeating itself."""
 
     def route(state: dict) -> str:
+        if state.get("repeated"):
+            return "best_answer"
         return next_node if state.get("iterations", 0) < settings.max_iterations else "best_answer"
 
     return route
@@ -271,6 +305,7 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"best_answer", "finish"}),
-    reset={"steps": [], "pending": [], "pending_thought": "", "iterations": 0, "parse_errors": 0, "final_answer": ""},
+    reset={"steps": [], "pending": [], "pending_thought": "", "iterations": 0, "parse_errors": 0, "final_answer": "",
+           "repeated": ""},
     supports_review=True,
 )

@@ -36,6 +36,7 @@ class ReactNativeState(BaseState, total=False):
     iterations: int  # model replies so far
     parse_errors: int  # always 0 here: the API returns structured calls (kept for the shared trace)
     final_answer: str
+    repeated: str  # see ReactState
 
 
 def build(ctx: RunContext) -> StateGraph:
@@ -95,6 +96,7 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "best_answer", "finish"}),
-    reset={"agent_messages": [], "pending": [], "iterations": 0, "parse_errors": 0, "final_answer": ""},
+    reset={"agent_messages": [], "pending": [], "iterations": 0, "parse_errors": 0, "final_answer": "",
+           "repeated": ""},
     supports_review=True,
 )
