@@ -56,7 +56,9 @@ class ThreadRegistry:
         self._exec(
             "INSERT INTO threads(thread_id, pattern, title, status, created_at, updated_at, origin) "
             "VALUES (?,?,?,?,?,?,?) ON CONFLICT(thread_id) "
-            "DO UPDATE SET status=excluded.status, updated_at=excluded.updated_at",
+            "DO UPDATE SET status=excluded.status, updated_at=excluded.updated_at, "
+            # a comparison's or evaluation's thread continued in a chat becomes a chat
+            "origin=CASE WHEN excluded.origin='chat' THEN 'chat' ELSE threads.origin END",
             (thread_id, pattern, title[:80], status, now, now, origin),
         )
 

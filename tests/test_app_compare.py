@@ -1,5 +1,7 @@
 """AppTest of the Compare page: patterns side by side, metrics table and chart, exports, reopening, bad input."""
 
+from pathlib import Path
+
 from app_support import (HAPPY_ANSWER as ANSWER, app_data, assert_clean, button, charts, happy_script,  # noqa: F401
                          mermaid, open_page, scripted, texts)
 from core.compare import list_comparisons
@@ -7,6 +9,7 @@ from core.config import load_settings
 from core.patterns import pattern_ids
 from core.threads import get_registry
 from ui.compare_page import column_markdown
+from ui.pages import page_for
 
 COMPARE = "pages/10_Compare.py"
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
@@ -62,6 +65,10 @@ def test_patterns_run_side_by_side_with_metrics_chart_exports_and_can_be_reopene
     assert at.selectbox(key="cmp_open").value == saved["id"]  # the run just made is the one on screen
     threads = get_registry(app_data).list()
     assert sorted(t["pattern"] for t in threads) == sorted(PATTERNS)  # one thread per pattern
+    assert {t["origin"] for t in threads} == {"compare"}  # kept out of the chat sidebars
+    links = {Path(link.proto.page).name: link.proto.query_string for link in at.get("page_link")}
+    # the chat page of each pattern (its URL is the file name without the ordering number), on its thread
+    assert links == {Path(page_for(t["pattern"])).stem.split("_", 1)[1]: f"thread={t['thread_id']}" for t in threads}
 
     # a fresh session (as after a restart) reopens it from the selectbox, without running anything again
     calls_before = len(scripted.calls)

@@ -29,3 +29,12 @@ def test_a_registry_from_before_origins_is_migrated_and_keeps_its_threads(tmp_pa
     assert registry.list(origin="chat")[0]["title"] == "old chat"
     registry.touch("new", "adaptive", "from a comparison", "done", origin="compare")
     assert [t["thread_id"] for t in registry.list(pattern="adaptive", origin="chat")] == ["old"]
+
+
+def test_a_comparison_thread_continued_in_a_chat_becomes_a_chat(tmp_path):
+    registry = ThreadRegistry(tmp_path)
+    registry.touch("t", "basic", "compared question", "done", origin="compare")
+    registry.touch("t", "basic", "compared question", "running", origin="eval")  # another non-chat touch: unchanged
+    assert registry.get("t")["origin"] == "compare"
+    registry.touch("t", "basic", "follow-up", "running")  # a chat turn in it
+    assert registry.get("t")["origin"] == "chat" and registry.get("t")["title"] == "compared question"

@@ -21,7 +21,7 @@ from core.runner import RunInputError, check_question
 from ui.graph_view import graph_diagram
 from ui.i18n import t, termination_label
 from ui.live import describe
-from ui.pages import pattern_title
+from ui.pages import page_for, pattern_title
 from ui.sidebar import sidebar
 from ui.sources import sources_panel
 from ui.state import bound, ensure_samples
@@ -201,6 +201,9 @@ def _result_column(pattern_id: str, result: dict, running: bool = False) -> None
         st.markdown(column_markdown(result.get("answer") or result.get("termination_message") or ""))
     termination_badge(result)
     st.caption(run_figures(result))
+    page = page_for(pattern_id)
+    if page and result.get("thread_id"):  # follow up on this answer: the thread becomes a chat
+        st.page_link(page, label=t("continue_chat"), icon="💬", query_params={"thread": result["thread_id"]})
     sources = result.get("sources") or []
     tab_sources, tab_trace, tab_graph = st.tabs([f"{t('sources')} ({len(sources)})", t("trace"), t("graph")])
     with tab_sources:

@@ -108,6 +108,7 @@ STRINGS = {
     "same_question": ("Edit the question first, or use Approve.", "먼저 질문을 고치거나 승인을 누르세요."),
     "resumed": ("Resumed {pattern}: {reason}", "{pattern} 재개: {reason}"),
     "open_chat": ("Open the conversation", "대화 열기"),
+    "continue_chat": ("Continue in chat", "채팅에서 이어가기"),
     "kb_title": ("Knowledge base", "지식 베이스"),
     "kb_intro": ("Collections the patterns retrieve from.", "패턴이 검색하는 컬렉션입니다."),
     "indexing_samples": ("Indexing the sample documents (first use)…", "샘플 문서를 색인하는 중 (처음 한 번)…"),
