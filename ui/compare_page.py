@@ -220,7 +220,7 @@ def metrics_charts(rows: list[dict]) -> tuple[alt.Chart, alt.Chart]:
 
     def bars(field: str, title: str) -> alt.Chart:
         return alt.Chart(data, title=title, height=240).mark_bar().encode(
-            x=alt.X("pattern:N", sort=None, title=None, axis=alt.Axis(labelAngle=0)),
+            x=alt.X("pattern:N", sort=None, title=None, axis=alt.Axis(labelAngle=-40, labelOverlap=False)),
             y=alt.Y(f"{field}:Q", title=None),
             color=alt.Color("pattern:N", legend=None),
             tooltip=["pattern", field],

@@ -69,7 +69,7 @@ def scores_chart(summary: pd.DataFrame) -> alt.FacetChart:
     """Key-fact rate and route accuracy per pattern, one bar per selected evaluation."""
     long = summary.melt(id_vars=["evaluation", "pattern"], value_vars=list(CHART_KEYS), var_name="metric").dropna()
     return alt.Chart(long, width=320, height=220).mark_bar().encode(
-        x=alt.X("pattern:N", sort=None, title=None, axis=alt.Axis(labelAngle=0)),
+        x=alt.X("pattern:N", sort=None, title=None, axis=alt.Axis(labelAngle=-40, labelOverlap=False)),
         xOffset="evaluation:N",
         y=alt.Y("value:Q", scale=alt.Scale(domain=[0, 1]), title=None),
         color=alt.Color("evaluation:N", legend=alt.Legend(orient="bottom", title=None, labelLimit=400)),
