@@ -94,12 +94,17 @@ def _finish(result: dict, as_json: bool) -> int:
 
 
 def cmd_ask(settings: Settings, args) -> int:
-    from core.runner import RunInputError, run
+    from core.runner import RunInputError, stream_run
 
     try:
         _knowledge(settings)
-        result = run(args.pattern, args.question, settings, thread_id=args.thread, review=args.review,
-                     variant=args.variant)
+        result: dict = {}
+        for event in stream_run(args.pattern, args.question, settings, thread_id=args.thread, review=args.review,
+                                variant=args.variant):
+            if event["type"] == "progress":  # e.g. Graph RAG's first graph extraction, which takes minutes
+                _progress(event["done"], event["total"], f"{event['step']} {event['subject']}")
+            elif event["type"] in ("done", "error"):
+                result = event["result"]
     except (RunInputError, KeyError, ValueError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

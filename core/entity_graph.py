@@ -118,11 +118,15 @@ def add_relations(graph: nx.MultiDiGraph, doc: Document, relations: list[Relatio
     return added
 
 
-def build_graph(model, docs: list[Document], collection: str, max_concurrency: int = 4) -> tuple[nx.MultiDiGraph, list[str]]:
-    """Extract triples from every chunk (structured output, one retry) into a graph; errors are listed."""
+def build_graph(model, docs: list[Document], collection: str, max_concurrency: int = 4,
+                progress=None) -> tuple[nx.MultiDiGraph, list[str]]:
+    """Extract triples from every chunk (structured output, one retry) into a graph; errors are listed.
+
+    ``progress(done, total)`` is called as each chunk's extraction ends.
+    """
     humans = [f"<document>\n{d.page_content}\n</document>" for d in docs]
     outcomes = graders.ask_many(model, Extraction, P.GRAPH_EXTRACT_SYSTEM, humans, Extraction(relations=[]),
-                                max_concurrency)
+                                max_concurrency, progress)
     graph = nx.MultiDiGraph()
     errors = []
     for doc, outcome in zip(docs, outcomes):
@@ -176,8 +180,9 @@ def _read(path: Path) -> dict | None:
 
 
 def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int = GRAPH_MAX_CHUNKS,
-                 model_name: str = "") -> tuple[nx.MultiDiGraph, dict]:
-    """The collection's graph: from memory or disk when its chunks are unchanged, else built and stored.
+                 model_name: str = "", progress=None) -> tuple[nx.MultiDiGraph, dict]:
+    """The collection's graph: from memory or disk when its chunks are unchanged, else built and stored
+    (``progress(done, total)`` follows the extraction).
 
     Returns the graph and an info dict: collection, status (cached | loaded | built), digest,
     chunks, nodes, edges, ms, errors.
@@ -195,7 +200,7 @@ def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int
             graph, info["status"] = import_graph(stored), "loaded"
             info["model"] = stored.get("model", "")
         else:
-            graph, errors = build_graph(model, docs, collection, settings.max_concurrency)
+            graph, errors = build_graph(model, docs, collection, settings.max_concurrency, progress)
             info.update(status="built", errors=errors, model=model_name)
             _write(path, {"version": FORMAT_VERSION, "collection": collection, "digest": digest, "chunks": len(docs),
                           "max_chunks": max_chunks, "model": model_name, "built_at": int(time.time()),

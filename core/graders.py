@@ -8,13 +8,15 @@ with ``fallback=True`` and the error text, so the graph records it and continues
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Callable, Generic, Literal, TypeVar
 
 from langchain_core.documents import Document
 from langchain_core.exceptions import OutputParserException
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, Field, create_model
 
 from core.prompts import workflow as P
@@ -108,11 +110,16 @@ def ask(model: BaseChatModel, schema: type[T], system: str, human: str, fallback
 
 
 def ask_many(model: BaseChatModel, schema: type[T], system: str, humans: list[str], fallback: T,
-             max_concurrency: int) -> list[Outcome[T]]:
-    """The same verdict over many inputs, concurrently (bounded); failures retried once, together."""
+             max_concurrency: int, progress: Callable[[int, int], None] | None = None) -> list[Outcome[T]]:
+    """The same verdict over many inputs, concurrently (bounded); failures retried once, together.
+
+    ``progress(done, total)`` is called as each first attempt ends (from the worker threads).
+    """
     if not humans:
         return []
     runnable = model.with_structured_output(schema)
+    if progress:
+        runnable = _counted(runnable, len(humans), progress)
     config = {**NO_STREAM, "max_concurrency": max(1, max_concurrency)}
     inputs = [_messages(system, h) for h in humans]
     results: list = runnable.batch(inputs, config=config, return_exceptions=True)
@@ -130,6 +137,22 @@ def ask_many(model: BaseChatModel, schema: type[T], system: str, humans: list[st
         else:
             outcomes.append(Outcome(r if isinstance(r, schema) else schema.model_validate(r)))
     return outcomes
+
+
+def _counted(runnable, total: int, progress: Callable[[int, int], None]):
+    """The runnable, reporting how many of ``total`` inputs are done, whether they succeeded or not."""
+    lock, done = threading.Lock(), [0]
+
+    def call(messages, config):
+        try:
+            return runnable.invoke(messages, config)
+        finally:
+            with lock:
+                done[0] = min(done[0] + 1, total)  # retried inputs do not count twice
+                count = done[0]
+            progress(count, total)
+
+    return RunnableLambda(call)
 
 
 def _doc(doc: Document) -> str:

@@ -1,7 +1,8 @@
 """Run a pattern on one question (or resume a paused run) and stream what happens.
 
 ``stream_run`` yields plain-dict events for any front end (CLI, Streamlit, compare, eval):
-``start``, ``node``, ``trace``, ``token``, ``interrupt``, ``done`` (with the result) or ``error``.
+``start``, ``node``, ``trace``, ``token``, ``progress`` (a long step counting what it has done),
+``interrupt``, ``done`` (with the result) or ``error``.
 """
 
 from __future__ import annotations
@@ -92,8 +93,12 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
         graph_input = (Command(resume=resume) if resume is not None
                        else turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review"))))
-        for namespace, mode, chunk in graph.stream(graph_input, config, stream_mode=["updates", "messages"],
+        for namespace, mode, chunk in graph.stream(graph_input, config, stream_mode=["updates", "messages", "custom"],
                                                    subgraphs=True):
+            if mode == "custom":  # a long step reporting how far it is (core.trace.progress_reporter)
+                if isinstance(chunk, dict) and "progress" in chunk:
+                    yield {"type": "progress", **chunk["progress"]}
+                continue
             if mode == "messages":
                 message, meta = chunk
                 # chunks only: whole messages here are state updates, already streamed as chunks

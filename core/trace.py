@@ -102,3 +102,20 @@ def merge_usage(*usages: dict) -> dict:
             for key in acc:
                 acc[key] += int(stats.get(key, 0))
     return out
+
+
+def progress_reporter(node: str, step: str, subject: str = ""):
+    """``(done, total) -> None`` sending a progress item to the run's stream (the runner yields it as a
+    ``progress`` event), for a long step inside a node: ``step`` names what is done (front ends word it),
+    ``subject`` what it is done to. Outside a running graph it does nothing."""
+    try:
+        from langgraph.config import get_stream_writer
+
+        write = get_stream_writer()
+    except Exception:  # not inside a graph run (a direct call from code or a test)
+        return lambda done, total: None
+
+    def report(done: int, total: int) -> None:
+        write({"progress": {"node": node, "step": step, "subject": subject, "done": done, "total": total}})
+
+    return report

@@ -181,3 +181,12 @@ def test_every_pattern_page_opens_with_its_title_description_and_chat_input(app_
 
 def test_every_registered_pattern_has_a_page():
     assert [p.id for p in all_patterns() if not page_for(p.id)] == []
+
+
+def test_a_long_step_reports_its_progress_in_words():
+    from ui.live import progress_label
+
+    graph = {"node": "load_graph", "step": "extract_graph", "subject": "wine", "done": 3, "total": 17}
+    assert progress_label(graph) == "Building the wine knowledge graph (first use): 3 of 17 chunks"
+    other = {"node": "n", "step": "index", "subject": "docs", "done": 1, "total": 2}
+    assert progress_label(other) == "n: index docs, 1 of 2"  # a step without wording of its own

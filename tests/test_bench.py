@@ -79,3 +79,4 @@ def test_every_pattern_reaches_its_answer_on_the_measuring_model(sample_data_dir
     calls = {r["pattern"]: r["critical_calls"] for r in rows}
     assert calls["agentic"] == 3 and calls["react"] == calls["react_native"] == calls["graph_rag"] == 2
     assert calls["graph_rag (first run: builds the graph)"] > calls["graph_rag"]  # extraction ran only the first time
+

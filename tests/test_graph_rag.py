@@ -162,3 +162,22 @@ def test_end_to_end_on_the_embedded_model(sample_settings):
     load = _events(result, "load_graph")[0]
     assert load["target"] == "restaurant_wine" and "from 2 chunk(s)" in load["reason"]
     print(f"graph_rag on the embedded model: {time.perf_counter() - started:.1f} s, {load['verdict']}: {load['reason']}")
+
+
+def test_a_first_build_streams_its_progress_chunk_by_chunk(wine_settings):
+    from core.runner import stream_run
+
+    grader = Extractor(entities=["카스텔로 알바 바롤로"])
+    ctx = make_context(wine_settings, llm=ScriptedChatModel(replies=["바롤로"]), grader=grader)
+    events = list(stream_run("graph_rag", PAIRING_Q, wine_settings, ctx=ctx))
+    progress = [e for e in events if e["type"] == "progress"]
+    chunks = grader.extraction_calls()
+    assert chunks > 1 and len(progress) == chunks  # one report per chunk extracted
+    assert {(e["node"], e["step"], e["subject"], e["total"]) for e in progress} == {("load_graph", "extract_graph",
+                                                                                      "wine", chunks)}
+    assert sorted(e["done"] for e in progress) == list(range(1, chunks + 1))
+    first_node = next(i for i, e in enumerate(events) if e["type"] == "node" and e["node"] == "load_graph")
+    assert events.index(progress[-1]) < first_node  # reported while load_graph was still running
+
+    again = list(stream_run("graph_rag", PAIRING_Q, wine_settings, ctx=ctx))  # stored graph: nothing to report
+    assert not [e for e in again if e["type"] == "progress"]

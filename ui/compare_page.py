@@ -20,7 +20,7 @@ from core.patterns import pattern_ids
 from core.runner import RunInputError, check_question
 from ui.graph_view import graph_diagram
 from ui.i18n import t, termination_label
-from ui.live import describe
+from ui.live import describe, progress_label
 from ui.pages import page_for, pattern_title
 from ui.sidebar import sidebar
 from ui.sources import sources_panel
@@ -98,7 +98,9 @@ class _LiveColumn:
             self.answer.markdown(column_markdown(self.text))
             return
         self.streaming = False
-        if kind == "node":
+        if kind == "progress":
+            self.status.update(label=progress_label(event), expanded=True)
+        elif kind == "node":
             self.status.update(label=t("after_node", node=event["node"]), expanded=True)
             if not event.get("namespace"):
                 self.status.markdown(f"✓ `{event['node']}`")

@@ -10,7 +10,7 @@ from typing import Iterator
 
 import streamlit as st
 
-from ui.i18n import t, termination_label
+from ui.i18n import STRINGS, t, termination_label
 
 
 def describe(event: dict) -> str:
@@ -25,6 +25,13 @@ def describe(event: dict) -> str:
     if event.get("reason"):
         line += f" — {str(event['reason'])[:160]}"
     return line
+
+
+def progress_label(event: dict) -> str:
+    """The status label while a long step runs, e.g. a graph extraction counting its chunks."""
+    key = f"progress_{event.get('step', '')}"
+    return t(key if key in STRINGS else "progress", node=event.get("node", "?"), step=event.get("step", ""),
+             subject=event.get("subject", ""), done=event.get("done", 0), total=event.get("total", 0))
 
 
 class _Pushback:
@@ -75,6 +82,8 @@ def run_live(events: Iterator[dict], on_start=None) -> dict | None:
                 status.markdown(f"✓ `{event['node']}`")
         elif kind == "trace":
             status.markdown(describe(event["event"]))
+        elif kind == "progress":
+            status.update(label=progress_label(event), expanded=True)
         elif kind == "token":
             generations += 1
             with answer_slot.container(key=f"live_answer_{generations}"):  # the key: a hook for browser tests

@@ -20,7 +20,7 @@ from core.knowledge import SAMPLE_COLLECTIONS
 from core.patterns import Pattern
 from core.patterns.common import BaseState, answer_directly, final, make_contextualize, say
 from core.prompts import agents as P
-from core.trace import event, stop
+from core.trace import event, progress_reporter, stop
 
 HOPS = 2
 MAX_RELATIONS = 30
@@ -46,17 +46,19 @@ def graph_collections(ctx: RunContext, chosen: list[str] | None) -> list[str]:
 def build(ctx: RunContext) -> StateGraph:
     s = ctx.settings
 
-    def graph_for(state: GraphRagState):
+    def graph_for(state: GraphRagState, node: str = ""):
         cap = min(state.get("graph_max_chunks") or eg.GRAPH_MAX_CHUNKS, eg.GRAPH_MAX_CHUNKS)
         graphs, infos = [], []
         for collection in graph_collections(ctx, state.get("graph_collections")):
-            graph, info = eg.ensure_graph(s, ctx.kb, ctx.grader, collection, cap, _model_name(ctx))
+            # a first build can take minutes on a small local model: the live status counts the chunks
+            progress = progress_reporter(node, "extract_graph", collection) if node else None
+            graph, info = eg.ensure_graph(s, ctx.kb, ctx.grader, collection, cap, _model_name(ctx), progress)
             graphs.append(graph)
             infos.append(info)
         return eg.merge_graphs(graphs), infos
 
     def load_graph(state: GraphRagState) -> dict:
-        _, infos = graph_for(state)
+        _, infos = graph_for(state, "load_graph")
         events = [event("load_graph", "error" if info["errors"] else "info", grader="graph", target=info["collection"],
                         verdict=info["status"],
                         reason=f"{info['nodes']} nodes, {info['edges']} relations from {info['chunks']} chunk(s) "
