@@ -19,6 +19,17 @@ def _progress(done: int, total: int, label: str) -> None:
     sys.stderr.flush()
 
 
+def _positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (zero questions would save an empty evaluation)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
 def _knowledge(settings: Settings):
     from core.knowledge import KnowledgeBase
 
@@ -210,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("eval", help="score patterns on the shipped question set")
     p.add_argument("--patterns", help="comma-separated pattern ids (default: all)")
-    p.add_argument("--limit", type=int, help="only N questions, taken in turn from each category")
+    p.add_argument("--limit", type=_positive, help="only N questions, taken in turn from each category")
     p.add_argument("--category", help="only one category (menu, wine, pairing, policy_both, ...)")
     p.add_argument("--json", action="store_true")
 

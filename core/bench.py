@@ -157,9 +157,7 @@ def bench_patterns(settings: Settings, latency: float = LATENCY, cases=PATTERN_C
         name = pattern_id + (f" ({options['variant']})" if "variant" in options else "")
         if pattern_id == "graph_rag":  # measure the one-off graph build, then answer from the stored graph
             for collection in options.get("graph_collections", []):
-                path = entity_graph.graph_path(settings, collection)
-                path.unlink(missing_ok=True)
-                entity_graph._cache.pop(str(path), None)
+                entity_graph.drop_graph(settings, collection)
             rows.append({"pattern": f"{name} (first run: builds the graph)",
                          **_measure(pattern_id, question, settings, model, ctx, options)})
         else:

@@ -33,15 +33,13 @@ def stream_compare(question: str, patterns: list[str], settings: Settings,
         raise ValueError("choose at least one pattern to compare")
     events: queue.Queue = queue.Queue()
     record = {"id": time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6], "date": time.strftime("%Y-%m-%d %H:%M"),
-              "question": question, "patterns": patterns, "status": "running", "results": {p: {} for p in patterns}}
+              "question": question, "patterns": patterns, "results": {p: {} for p in patterns}}
     lock = threading.Lock()
     save_comparison(record, settings)
 
     def finished(pattern_id: str, result: dict) -> None:
         with lock:
             record["results"][pattern_id] = result
-            if all(record["results"][p] for p in patterns):
-                record["status"] = "done"
             save_comparison(record, settings)
 
     def worker(pattern_id: str) -> None:
@@ -82,6 +80,11 @@ def compare(question: str, patterns: list[str], settings: Settings, **kwargs) ->
     return record
 
 
+def is_running(record: dict) -> bool:
+    """Some pattern has no result yet: its worker is still going (the page that started it was left)."""
+    return not all((record.get("results") or {}).values())
+
+
 def metrics_rows(record: dict) -> list[dict]:
     """One row per pattern: what a metrics table and chart show."""
     rows = []
@@ -112,15 +115,14 @@ def save_comparison(record: dict, settings: Settings) -> None:
 
 
 def list_comparisons(settings: Settings) -> list[dict]:
-    """Past comparisons, newest first: id, date, question, patterns, status (running | done)."""
+    """Past comparisons, newest first: id, date, question, patterns, running."""
     out = []
     for path in sorted(_folder(settings).glob("*.json"), reverse=True):
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        out.append({k: record.get(k) for k in ("id", "date", "question", "patterns")}
-                   | {"status": record.get("status", "done")})
+        out.append({k: record.get(k) for k in ("id", "date", "question", "patterns")} | {"running": is_running(record)})
     return out
 
 

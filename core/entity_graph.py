@@ -211,6 +211,14 @@ def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int
         return graph, info
 
 
+def drop_graph(settings: Settings, collection: str) -> None:
+    """Forget a collection's graph, on disk and in memory: the next use extracts it again."""
+    path = graph_path(settings, collection)
+    with _lock(path):
+        path.unlink(missing_ok=True)
+        _cache.pop(str(path), None)
+
+
 def stored_graph(settings: Settings, collection: str) -> dict | None:
     """The stored graph of a collection as node/edge lists plus its build info, without building."""
     record = _read(graph_path(settings, collection))

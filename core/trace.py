@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.config import get_stream_writer
 
 # Why a run stopped. Every pattern ends with exactly one of these.
 TERMINATION_REASONS = {
@@ -109,10 +110,8 @@ def progress_reporter(node: str, step: str, subject: str = ""):
     ``progress`` event), for a long step inside a node: ``step`` names what is done (front ends word it),
     ``subject`` what it is done to. Outside a running graph it does nothing."""
     try:
-        from langgraph.config import get_stream_writer
-
         write = get_stream_writer()
-    except Exception:  # not inside a graph run (a direct call from code or a test)
+    except RuntimeError:  # not inside a graph run (a direct call from code or a test)
         return lambda done, total: None
 
     def report(done: int, total: int) -> None:

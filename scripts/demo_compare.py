@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, KO, Server  # noqa: E402
-from core.compare import metrics_rows  # noqa: E402
+from core.compare import is_running, metrics_rows  # noqa: E402
 from core.patterns import pattern_ids  # noqa: E402
 
 QUESTION = "스테이크와 어울리는 와인을 추천해주세요"
@@ -73,7 +73,7 @@ def demo(question: str, data: Path, timeout_s: float) -> dict:
         server.stop()
     [saved] = list((data / "comparisons").glob("*.json"))
     record = json.loads(saved.read_text(encoding="utf-8"))
-    return {"question": question, "page_wall_s": round(wall, 1), "status": record["status"],
+    return {"question": question, "page_wall_s": round(wall, 1), "status": "running" if is_running(record) else "done",
             "patterns": record["patterns"], "metrics": metrics_rows(record),
             "answers": {p: (r.get("answer") or r.get("error") or "")[:160] for p, r in record["results"].items()}}
 

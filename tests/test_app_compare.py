@@ -134,7 +134,7 @@ def test_a_comparison_still_running_in_the_background_says_so_and_shows_finished
     settings = load_settings()
     done = {"pattern": "basic", "answer": ANSWER, "termination_reason": "answered", "llm_calls": 1, "path": []}
     save_comparison({"id": "20261129-120000-abcdef", "date": "2026-11-29 12:00", "question": QUESTION,
-                     "patterns": ["basic", "adaptive"], "status": "running",
+                     "patterns": ["basic", "adaptive"],
                      "results": {"basic": done, "adaptive": {}}}, settings)
     at = open_page(COMPARE)
     assert at.selectbox(key="cmp_open").options[0].startswith("⏳ 2026-11-29 12:00")

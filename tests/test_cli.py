@@ -50,3 +50,11 @@ def test_doctor_and_ingest_report_per_file_errors(tmp_path):
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "embedded (gemma-3-270m-q4_k_m): ok" in doctor.stdout
     assert "collection     : notes: 1 chunks" in doctor.stdout
+
+
+def test_eval_refuses_a_limit_below_one_before_running_anything(tmp_path):
+    for limit in ("0", "-1", "ten"):
+        proc = _cli("eval", "--limit", limit, "--patterns", "basic", data_dir=tmp_path)
+        assert proc.returncode == 2
+        assert f"argument --limit: expected a whole number of at least 1, got '{limit}'" in proc.stderr
+    assert not (tmp_path / "evals").exists()  # no empty evaluation saved

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from core.compare import compare, list_comparisons, load_comparison, metrics_rows, stream_compare
+from core.compare import compare, is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
 from core.context import make_context
 from helpers import web_down
 from scripted import ScriptedChatModel
@@ -32,11 +32,11 @@ def test_patterns_run_concurrently_and_each_column_gets_its_events(sample_settin
     elapsed = time.perf_counter() - start
     # self_rag alone needs 5 sequential calls (2 s); run one after another the three would need 3.2 s
     assert elapsed < 3.0, elapsed
-    assert events[0]["type"] == "comparing" and events[0]["comparison"]["status"] == "running"
+    assert events[0]["type"] == "comparing" and is_running(events[0]["comparison"])
     assert {e["pattern"] for e in events if "pattern" in e} == set(patterns)
     assert [e["type"] for e in events].count("done") == 3
     record = events[-1]["comparison"]
-    assert record["status"] == "done" and record["id"] == events[0]["comparison"]["id"]
+    assert not is_running(record) and record["id"] == events[0]["comparison"]["id"]
     assert set(record["results"]) == set(patterns)
     assert len({r["thread_id"] for r in record["results"].values()}) == 3  # one thread per pattern
     rows = {r["pattern"]: r for r in metrics_rows(record)}
@@ -69,12 +69,13 @@ def test_a_comparison_left_early_still_completes_on_disk(sample_settings):
     stream.close()
     assert first["type"] == "comparing"
     started = load_comparison(settings, first["comparison"]["id"])
-    assert started["status"] == "running" and started["results"] == {"basic": {}, "adaptive": {}}
+    assert is_running(started) and started["results"] == {"basic": {}, "adaptive": {}}
+    assert {c["id"]: c["running"] for c in list_comparisons(settings)}[started["id"]]  # listed as running
     deadline = time.time() + 20
-    while time.time() < deadline and load_comparison(settings, started["id"])["status"] != "done":
+    while time.time() < deadline and is_running(load_comparison(settings, started["id"])):
         time.sleep(0.1)
     record = load_comparison(settings, started["id"])
-    assert record["status"] == "done"
+    assert not is_running(record)
     assert all(record["results"][p]["answer"] for p in ("basic", "adaptive"))
 
 

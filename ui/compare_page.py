@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core.compare import list_comparisons, load_comparison, metrics_rows, stream_compare
+from core.compare import is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
 from core.config import Settings
 from core.export import comparison_to_json, comparison_to_markdown
 from core.patterns import pattern_ids
@@ -149,7 +149,7 @@ def _past(settings: Settings, form: dict) -> None:
     past = list_comparisons(settings)
     if not past:
         return
-    labels = {c["id"]: f"{'⏳ ' if c['status'] == 'running' else ''}{c['date']} · {c['question']} · "
+    labels = {c["id"]: f"{'⏳ ' if c['running'] else ''}{c['date']} · {c['question']} · "
                        f"{len(c['patterns'] or [])} {t('patterns').lower()}" for c in past}
     if form["open"] not in labels:
         form["open"] = None
@@ -170,7 +170,7 @@ def comparison_view(record: dict, settings: Settings) -> None:
     """A finished comparison: a column per pattern, the metrics table, the chart, the exports."""
     st.subheader(record.get("question", ""))
     st.caption(f"{record.get('date', '')} · {record.get('id', '')}")
-    running = record.get("status") == "running"
+    running = is_running(record)
     if running:  # the page that started it was left; its workers still save each run as it ends
         st.info(t("comparison_running"), icon="⏳")
         if st.button(t("refresh"), key="cmp_refresh", icon="🔄"):
@@ -195,7 +195,10 @@ def comparison_view(record: dict, settings: Settings) -> None:
 def _result_column(pattern_id: str, result: dict, running: bool = False) -> None:
     st.markdown(f"#### {pattern_title(pattern_id)}")
     if not result:
-        st.info(t("still_running"), icon="⏳") if running else st.warning(t("no_result"))
+        if running:
+            st.info(t("still_running"), icon="⏳")
+        else:
+            st.warning(t("no_result"))
         return
     if result.get("error"):
         st.error(result["error"], icon="⚠️")
