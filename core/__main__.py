@@ -73,7 +73,7 @@ def cmd_ingest(settings: Settings, args) -> int:
     report = kb.ingest([Path(p) for p in args.paths], args.collection, progress=_progress)
     for source, count in report.added.items():
         print(f"ok     {source}: {count} chunks -> {args.collection}")
-    for name, reason in report.errors.items():
+    for _name, reason in report.errors.items():
         print(f"error  {reason}")
     return 0 if not report.errors else 1
 

@@ -128,7 +128,7 @@ def _bench_web(query):
                      query=query)
 
 
-def _measure(pattern_id: str, question: str, settings: Settings, model: "LatencyModel", ctx, options: dict) -> dict:
+def _measure(pattern_id: str, question: str, settings: Settings, model: LatencyModel, ctx, options: dict) -> dict:
     from core.runner import run
 
     model._intervals.clear()
@@ -147,8 +147,8 @@ def bench_patterns(settings: Settings, latency: float = LATENCY, cases=PATTERN_C
     A warm-up run first pays the one-off costs (imports, caches; Graph RAG's graph extraction,
     which is reported as its own row), then the measured run asks the same question in a new thread.
     """
-    from core.context import make_context
     from core import entity_graph
+    from core.context import make_context
 
     rows = []
     for pattern_id, options, question in cases:
@@ -202,7 +202,7 @@ def bench_embedded_model() -> dict:
     # decode speed on plain continuation: the chat transcript stops early on a base model
     start, tokens, first_raw = time.perf_counter(), 0, 0.0
     with embedded_llm._llama_lock:
-        for part in llama.create_completion("The history of the restaurant began", max_tokens=128, stream=True,
+        for _part in llama.create_completion("The history of the restaurant began", max_tokens=128, stream=True,
                                             temperature=0.0):
             tokens += 1
             first_raw = first_raw or time.perf_counter() - start

@@ -12,7 +12,7 @@ import queue
 import threading
 import time
 import uuid
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from core.config import Settings
 from core.runner import check_question, stream_run

@@ -72,7 +72,7 @@ class Settings:
             out[name] = "***" if out[name] else ""
         return out
 
-    def with_(self, **changes) -> "Settings":
+    def with_(self, **changes) -> Settings:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def __repr__(self) -> str:  # never print secrets by accident

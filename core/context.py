@@ -6,8 +6,8 @@ never enter graph state or checkpoints. A resumed run simply builds a fresh cont
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from langchain_core.language_models import BaseChatModel
 

@@ -268,7 +268,8 @@ def link_entities(graph: nx.MultiDiGraph, question: str, mentions: list[str], li
         else:
             containing = [k for k in keys if _meaningful(k) and (m_key in k or k in m_key)]
             if containing:
-                match, how = max(containing, key=lambda k: (min(len(k), len(m_key)) / max(len(k), len(m_key)), -len(k))), "contains"
+                overlap = lambda k: (min(len(k), len(m_key)) / max(len(k), len(m_key)), -len(k))  # noqa: B023
+                match, how = max(containing, key=overlap), "contains"
             else:
                 close = difflib.get_close_matches(m_key, keys, n=1, cutoff=0.8)
                 if not close:

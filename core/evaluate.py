@@ -11,8 +11,8 @@ import json
 import re
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from core.config import Settings
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Generic, Literal, TypeVar
+from typing import Generic, Literal, TypeVar
 
 from langchain_core.documents import Document
 from langchain_core.exceptions import OutputParserException

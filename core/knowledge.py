@@ -6,9 +6,9 @@ import functools
 import hashlib
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings

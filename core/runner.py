@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from langchain_core.messages import AIMessageChunk
 from langgraph.errors import GraphRecursionError

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage

@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, KO, Server  # noqa: E402
+
 from core.compare import is_running, metrics_rows  # noqa: E402
 from core.patterns import pattern_ids  # noqa: E402
 

@@ -34,7 +34,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 # --- Font configuration -----------------------------------------------------
@@ -58,7 +58,7 @@ SRC_DIR = SAMPLES_DIR / "policy_src"
 MIN_PAGES = 4
 MAX_PAGES = 6
 # Fixed date so that regenerated PDFs are byte-for-byte reproducible.
-CREATION_DATE = datetime(2025, 9, 1, 9, 0, 0, tzinfo=timezone.utc)
+CREATION_DATE = datetime(2025, 9, 1, 9, 0, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need (Python packages, Debian's Chromium for the
-# browser tests), then runs the whole suite. Extra arguments go to pytest.
+# browser tests), runs `ruff check`, then the whole suite. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
@@ -11,4 +11,5 @@ if ! command -v chromium >/dev/null 2>&1; then
         echo "Chromium is missing: install it (sudo apt-get install chromium) to run the browser tests" >&2
     fi
 fi
+python -m ruff check .
 exec python -m pytest -q "$@"

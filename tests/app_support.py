@@ -9,11 +9,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 import streamlit as st
+from scripted import ScriptedChatModel
 from streamlit.testing.v1 import AppTest
+from workflow_script import Script
 
 import core.models
-from scripted import ScriptedChatModel
-from workflow_script import Script
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "streamlit_app.py"

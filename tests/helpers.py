@@ -1,12 +1,12 @@
 """Small builders shared by the pattern tests."""
 
 from langchain_core.documents import Document
+from scripted import ScriptedChatModel
+from workflow_script import Script
 
 from core.context import make_context
 from core.runner import run
 from core.web_search import WebResult
-from scripted import ScriptedChatModel
-from workflow_script import Script
 
 
 def web_ok(*texts):

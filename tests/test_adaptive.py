@@ -1,12 +1,12 @@
 """Adaptive RAG: one test per edge of each router, plus the review pause and resume."""
 
 import pytest
-
-from core.context import make_context
-from core.runner import pending_reviews, resume, run
 from helpers import kinds, run_script, web_down, web_ok
 from scripted import ScriptedChatModel
 from workflow_script import Script
+
+from core.context import make_context
+from core.runner import pending_reviews, resume, run
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 

@@ -2,6 +2,7 @@
 
 import pytest
 from langchain_core.messages import AIMessage
+from scripted import ScriptedChatModel
 
 from core.context import make_context
 from core.knowledge import KnowledgeBase
@@ -10,7 +11,6 @@ from core.runner import run
 from core.tools import verify_citations
 from core.trace import TERMINATION_REASONS
 from core.web_search import WebResult
-from scripted import ScriptedChatModel
 
 MENU_Q = "트러플 크림 파스타 가격은 얼마인가요?"
 

@@ -1,10 +1,10 @@
 """AppTest of the chat pages: round trip, settings that persist, errors shown as one clear line."""
 
 import pytest
-
 from app_support import app_data, assert_clean, button, mermaid, open_page, scripted, texts  # noqa: F401
-from core.patterns import all_patterns, get_pattern
+
 from core.config import load_settings
+from core.patterns import all_patterns, get_pattern
 from core.runner import MAX_QUESTION_CHARS, thread_history
 from core.threads import get_registry
 from ui.pages import page_for

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-from app_support import (HAPPY_ANSWER as ANSWER, app_data, assert_clean, button, charts, happy_script,  # noqa: F401
-                         mermaid, open_page, scripted, texts)
+from app_support import HAPPY_ANSWER as ANSWER  # noqa: F401
+from app_support import assert_clean, button, charts, happy_script, mermaid, open_page, texts
+
 from core.compare import list_comparisons
 from core.config import load_settings
 from core.patterns import pattern_ids

@@ -1,6 +1,7 @@
 """AppTest of the Evaluation page: saved reports as tables and a chart, drill-down, running a small evaluation."""
 
 from app_support import app_data, assert_clean, button, charts, happy_script, open_page, scripted, texts  # noqa: F401
+
 from core import evaluate
 from core.config import load_settings
 

@@ -3,8 +3,8 @@
 from pathlib import Path
 
 import pytest
-
 from app_support import ROOT, app_data, assert_clean, mermaid, open_page, scripted, texts  # noqa: F401
+
 from core.patterns import all_patterns
 from ui.pages import page_for
 

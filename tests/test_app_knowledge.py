@@ -3,10 +3,10 @@
 import hashlib
 
 import numpy as np
+from app_support import app_data, assert_clean, button, open_page, texts  # noqa: F401
 from langchain_core.embeddings import Embeddings
 
 import core.knowledge
-from app_support import app_data, assert_clean, button, open_page, texts  # noqa: F401
 from core.config import load_settings
 from core.knowledge import KnowledgeBase
 

@@ -4,11 +4,11 @@ import sys
 import types
 
 import pytest
+from app_support import app_data, assert_clean, button, open_page, scripted, texts  # noqa: F401
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
 import core.patterns
-from app_support import app_data, assert_clean, button, open_page, scripted, texts  # noqa: F401
 from core.config import load_settings
 from core.patterns import Pattern, pattern_ids
 from core.patterns.common import BaseState, final

@@ -1,11 +1,11 @@
 """Adversarial graders: whatever the model says, every workflow run stops within its bound."""
 
 import pytest
+from helpers import run_script, web_down, web_ok
+from workflow_script import ROLES, Script
 
 from core.patterns import get_pattern
 from core.trace import TERMINATION_REASONS
-from helpers import run_script, web_down, web_ok
-from workflow_script import ROLES, Script
 
 
 def adversary(messages):

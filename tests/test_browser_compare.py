@@ -11,6 +11,7 @@ import json
 import re
 
 from browser_support import KO, RUN_TIMEOUT_MS, browser, needs_chromium, page, server, shot  # noqa: F401
+
 from core.patterns import all_patterns, get_pattern
 
 QUESTION = "스테이크와 어울리는 와인을 추천해주세요"

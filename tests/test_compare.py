@@ -3,12 +3,12 @@
 import time
 
 import pytest
-
-from core.compare import compare, is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
-from core.context import make_context
 from helpers import web_down
 from scripted import ScriptedChatModel
 from workflow_script import Script
+
+from core.compare import compare, is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
+from core.context import make_context
 
 
 def factory(settings, latency=0.0):
@@ -16,7 +16,7 @@ def factory(settings, latency=0.0):
         script = Script(router={"route": "menu"}, retrieval={"retrieve": "yes"}, sources={"sources": ["menu"]},
                         relevance={"relevant": "yes"}, grounded={"grounded": "yes"},
                         usefulness={"useful": "yes", "score": 5}, crag={"grade": "correct", "confidence": 0.9},
-                        strip=lambda m: {"verdicts": ["yes"] * sum("<document>" in l for l in m[-1].content.splitlines())},
+                        strip=lambda m: {"verdicts": ["yes"] * sum("<document>" in line for line in m[-1].content.splitlines())},
                         answer="시그니처 스테이크는 ₩35,000입니다 [1].")
         model = ScriptedChatModel(responder=script, latency=latency)
         return make_context(settings, llm=model, grader=model, web=web_down)

@@ -1,7 +1,6 @@
 """Corrective RAG: each grading outcome, knowledge refinement, and the web fallback edges."""
 
 import pytest
-
 from helpers import kinds, run_script, web_down, web_ok
 from workflow_script import Script
 
@@ -95,9 +94,10 @@ def test_correct_but_no_strip_survives_falls_back_to_the_web(s):
 def test_grades_run_concurrently_not_one_after_another(s):
     import time
 
+    from scripted import ScriptedChatModel
+
     from core.context import make_context
     from core.runner import run
-    from scripted import ScriptedChatModel
 
     script = Script(crag=crag("incorrect"), web_rewrite={"question": "q"})
     model = ScriptedChatModel(responder=script, latency=0.3)

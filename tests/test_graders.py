@@ -1,7 +1,8 @@
 """Shared grading helpers."""
 
-from core import graders
 from scripted import ScriptedChatModel
+
+from core import graders
 
 
 def test_ask_many_reports_progress_once_per_input_even_when_a_retry_follows():

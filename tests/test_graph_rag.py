@@ -5,6 +5,7 @@ import re
 import time
 
 import pytest
+from scripted import ScriptedChatModel
 
 from core import entity_graph as eg
 from core.context import make_context
@@ -12,7 +13,6 @@ from core.knowledge import SAMPLES_DIR, KnowledgeBase
 from core.patterns import get_pattern
 from core.runner import run
 from core.trace import TERMINATION_REASONS
-from scripted import ScriptedChatModel
 
 PAIRING_Q = "시그니처 스테이크에 어울리는 와인은 무엇인가요?"
 
@@ -102,7 +102,8 @@ def test_graph_is_stored_next_to_the_collection_and_rebuilt_only_when_it_changes
     assert again.extraction_calls() == 0
 
     extra = tmp_path / "special.md"
-    extra.write_text("# 오늘의 와인\n## 1. 루나 로사 프로세코\n- 포도 품종: 글레라\n- 어울리는 음식: 부라타 샐러드", encoding="utf-8")
+    extra.write_text("# 오늘의 와인\n## 1. 루나 로사 프로세코\n- 포도 품종: 글레라\n- 어울리는 음식: 부라타 샐러드",
+                     encoding="utf-8")
     KnowledgeBase(wine_settings).ingest([extra], "wine")
     changed = Extractor(entities=["부라타 샐러드"])
     result, _ = _run(wine_settings, "부라타 샐러드에 어울리는 와인은?", changed)

@@ -1,10 +1,10 @@
 """Every registered pattern: builds, draws its Mermaid diagram, documents a bound."""
 
 import pytest
+from scripted import ScriptedChatModel
 
 from core.context import make_context
 from core.patterns import all_patterns, compile_pattern, pattern_ids
-from scripted import ScriptedChatModel
 
 
 @pytest.mark.parametrize("pattern_id", pattern_ids())

@@ -2,6 +2,7 @@
 
 import pytest
 from langchain_core.messages import AIMessage
+from scripted import ScriptedChatModel
 
 from core.context import make_context
 from core.patterns import get_pattern
@@ -9,7 +10,6 @@ from core.patterns.react import parse_step
 from core.runner import resume, run
 from core.trace import TERMINATION_REASONS
 from core.web_search import WebResult
-from scripted import ScriptedChatModel
 
 COMPARE_Q = "미국과 일본의 반도체 정책을 비교해 주세요."
 
@@ -45,10 +45,12 @@ def _steps(result, step):
 
 
 def test_parse_step_reads_actions_finals_and_cuts_invented_observations():
-    assert parse_step("Thought: 미국부터\nAction: usa_ict\nAction Input: \"CHIPS 법\"\nObservation: 지어낸 결과\nFinal Answer: x") == \
+    reply = "Thought: 미국부터\nAction: usa_ict\nAction Input: \"CHIPS 법\"\nObservation: 지어낸 결과\nFinal Answer: x"
+    assert parse_step(reply) == \
         {"thought": "미국부터", "action": "usa_ict", "input": "CHIPS 법"}
     assert parse_step('Action: `japan_ict`\nAction Input: {"query": "반도체 목표"}')["input"] == "반도체 목표"
-    assert parse_step("Thought: 이제 안다\nFinal Answer: 527억 달러입니다.") == {"thought": "이제 안다", "final": "527억 달러입니다."}
+    assert parse_step("Thought: 이제 안다\nFinal Answer: 527억 달러입니다.") == \
+        {"thought": "이제 안다", "final": "527억 달러입니다."}
     assert "Action Input" in parse_step("Action: usa_ict")["error"]
     assert parse_step("")["error"] == "the reply is empty"
     assert "Final Answer" in parse_step("그냥 답합니다")["error"]

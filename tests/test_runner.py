@@ -1,10 +1,11 @@
 """The runner on the basic pattern with a scripted model: result shape, threads, errors."""
 
+import pytest
+from scripted import ScriptedChatModel
+
 from core.context import make_context
 from core.runner import RunInputError, run, stream_run, thread_history
 from core.threads import get_registry
-from scripted import ScriptedChatModel
-import pytest
 
 
 def _ctx(settings, *replies):

@@ -2,12 +2,13 @@
 
 from pathlib import Path
 
-from core.context import make_context
-from core.knowledge import KnowledgeBase, SAMPLES_DIR
-from core.runner import resume, run
 from helpers import web_ok
 from scripted import ScriptedChatModel
 from workflow_script import Script
+
+from core.context import make_context
+from core.knowledge import SAMPLES_DIR, KnowledgeBase
+from core.runner import resume, run
 
 SECRETS = ("sk-test-SECRET-123", "tvly-SECRET-456", "compat-SECRET-789")
 

@@ -1,7 +1,6 @@
 """Self-RAG: every router edge, the fan-out search, the two budgets and how the run ends."""
 
 import pytest
-
 from helpers import kinds, run_script, web_ok
 from workflow_script import Script
 

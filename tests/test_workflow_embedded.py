@@ -7,11 +7,11 @@ termination reason, within the bound.
 import json
 
 import pytest
+from test_cli import _cli
 
 from core.patterns import get_pattern
 from core.runner import run
 from core.trace import TERMINATION_REASONS
-from test_cli import _cli
 
 
 @pytest.mark.parametrize("pattern_id", ["adaptive", "self_rag", "corrective"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.config import EMBEDDING_PROVIDERS, DEFAULT_EMBEDDING_MODELS, Settings
+from core.config import DEFAULT_EMBEDDING_MODELS, EMBEDDING_PROVIDERS, Settings
 from core.knowledge import KnowledgeBase, KnowledgeError, valid_collection_name
 from ui.i18n import t
 from ui.sidebar import sidebar

@@ -6,7 +6,7 @@ thread that owns the ScriptRunContext.
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import streamlit as st
 

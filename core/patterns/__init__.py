@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from langgraph.graph import StateGraph
 

@@ -144,7 +144,8 @@ def build(ctx: RunContext) -> StateGraph:
 
     def fallback(state: AgenticState) -> dict:
         question = state["standalone_question"]
-        answer = say(question, "색인된 문서에서 이 질문에 답할 근거를 찾지 못했습니다. 질문을 바꾸거나 관련 문서를 추가해 주세요.",
+        answer = say(question, "색인된 문서에서 이 질문에 답할 근거를 찾지 못했습니다. "
+                               "질문을 바꾸거나 관련 문서를 추가해 주세요.",
                      "The indexed documents do not support an answer to this question. "
                      "Try rephrasing it, or add documents that cover it.")
         message = (f"no retrieved chunk passed grading after {state.get('rewrites', 0)} rewrite(s) "

@@ -22,6 +22,7 @@ from core.patterns import Pattern
 from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, say
 from core.prompts import agents as P
 from core.tools import (
+    ToolRun,
     action_event,
     final_event,
     label_sources,
@@ -32,7 +33,6 @@ from core.tools import (
     policy_tools,
     query_of,
     run_tool,
-    ToolRun,
     short,
     thought_event,
 )
