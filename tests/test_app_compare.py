@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from app_support import HAPPY_ANSWER as ANSWER  # noqa: F401
-from app_support import assert_clean, button, charts, happy_script, mermaid, open_page, texts
+from app_support import HAPPY_ANSWER as ANSWER
+from app_support import app_data, assert_clean, button, charts, happy_script, mermaid, open_page, scripted, texts  # noqa: F401  (fixtures)
 
 from core.compare import list_comparisons
 from core.config import load_settings
