@@ -31,10 +31,10 @@ def chat_page(pattern_id: str) -> None:
     thread = get_registry(settings.data_path).get(thread_id) if thread_id else None
     waiting = bool(thread and thread["status"] == "waiting")
     question = None
-    if waiting and turns and (turns[-1]["result"] or {}).get("interrupt"):
+    if waiting and turns and turns[-1].get("interrupt"):  # the payload the checkpoint waits on
         with st.chat_message("assistant", avatar="⏸️"):
             st.info(t("waiting_review"))
-            decision = review_controls(thread_id, turns[-1]["result"]["interrupt"])
+            decision = review_controls(thread_id, turns[-1]["interrupt"])
             if decision is not None:
                 resume_live(thread_id, decision, settings)
                 st.rerun()
@@ -52,8 +52,12 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
     result = turn["result"] or {}
     with st.chat_message("user"):
         st.markdown(turn["question"])
+    if turn.get("status") == "running":  # in another tab or process
+        with st.chat_message("assistant", avatar="⏳"):
+            st.caption(t("status_running"))
+        return
     if (result.get("interrupted") or not result) and not turn["answer"]:
-        return  # paused (the review controls stand for the answer) or never finished (server stopped)
+        return  # paused (the review controls stand for the answer)
     with st.chat_message("assistant"):
         if result.get("error"):
             st.error(result["error"], icon="⚠️")
