@@ -166,3 +166,15 @@ def test_tool_call_approved_or_rejected_with_a_message(tool_demo, app_data):
     assert "Resumed Tool demo: rejected by the reviewer" in texts(review)
     assert get_registry(app_data).last_run(second)["result"]["termination_message"] == "tool call rejected: not now"
     assert "Nothing is waiting for review." in texts(review)
+
+
+@needs_adaptive
+def test_the_review_page_shows_each_chunk_whole(app_data, scripted):
+    """The model reads the whole chunk, so the reviewer sees it whole (in a box that scrolls)."""
+    _paused_run(scripted, ANSWER)
+    [pending] = pending_reviews(load_settings())
+    documents = pending["interrupt"]["documents"]
+    assert max(len(d["text"]) for d in documents) > 600
+    review = open_page("pages/8_Review.py")
+    shown = [t.value for t in review.main.text]
+    assert shown == [d["text"] for d in documents]

@@ -6,28 +6,22 @@ real child processes killed with SIGKILL.
 
 from __future__ import annotations
 
-import json
-import os
-import queue
 import shutil
-import signal
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from processes import child, dead_pid, kill, read_until
 from scripted import ScriptedChatModel
 from workflow_script import Script, role_of
 
+from core.checkpoint import pending_interrupts
 from core.config import load_settings
 from core.context import make_context
 from core.runner import RunInputError, resume, run, stream_run, thread_history
 from core.threads import ThreadRegistry, get_registry
 
-CHILD = Path(__file__).resolve().parent / "child_run.py"
 ANSWERS = ["첫 번째 답입니다 [1].", "두 번째 답입니다 [1].", "세 번째 답입니다 [1]."]
 
 
@@ -130,41 +124,6 @@ def test_a_registry_that_stays_busy_leaves_no_run_running_for_ever(data_settings
     assert again["answer"] == ANSWERS[1]
 
 
-def child(settings, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(CHILD), str(settings.data_path), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-
-
-def read_until(proc: subprocess.Popen, predicate, timeout: float = 120) -> list[dict]:
-    """Events printed by the child until one matches (the child must not exit or stall first)."""
-    lines: queue.Queue = queue.Queue()
-
-    def pump():
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    seen, deadline = [], time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
-        except queue.Empty:
-            break
-        if line is None:
-            break
-        seen.append(json.loads(line))
-        if predicate(seen[-1]):
-            return seen
-    proc.kill()
-    raise AssertionError(f"the child ended or stalled first: {seen} {proc.stderr.read()[-2000:]}")
-
-
-def kill(proc: subprocess.Popen) -> None:
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
-
-
 def test_a_run_whose_process_was_killed_is_interrupted_and_its_thread_continues(data_settings):
     proc = child(data_settings, "ask")
     try:
@@ -198,6 +157,19 @@ def test_a_review_paused_by_a_process_that_exited_stays_resumable(data_settings)
     assert done["answer"] == ANSWERS[0]
 
 
+def test_a_resume_whose_process_died_before_the_review_ran_can_be_resumed_again(data_settings):
+    thread_id = paused(data_settings)
+    registry = ThreadRegistry(data_settings.data_path, lambda tid: bool(pending_interrupts(data_settings.data_path, tid)))
+    claimed = registry.claim_review(thread_id)  # as another process would, which then dies at once
+    registry.db.execute("UPDATE runs SET owner_pid=? WHERE id=?", (dead_pid(), claimed["id"]))
+    registry.db.commit()
+    registry = get_registry(data_settings.data_path)
+    assert registry.get(thread_id)["status"] == "waiting"  # its checkpoint still waits at the review
+    assert registry.last_run(thread_id)["result"]["interrupt"]["kind"] == "document_review"
+    done = resume(thread_id, {"action": "approve"}, data_settings, ctx=ctx_for(data_settings, ANSWERS[0]), review=True)
+    assert done["answer"] == ANSWERS[0]
+
+
 def test_a_resume_killed_mid_way_leaves_the_thread_usable(data_settings):
     proc = child(data_settings, "review")
     thread_id = read_until(proc, lambda e: e["type"] == "interrupt")[0]["thread_id"]
@@ -205,6 +177,9 @@ def test_a_resume_killed_mid_way_leaves_the_thread_usable(data_settings):
     resumer = child(data_settings, "resume", thread_id)
     try:
         read_until(resumer, lambda e: e.get("node") == "review_documents")
+        deadline = time.monotonic() + 30  # the step after the review is on disk: the pause is over
+        while pending_interrupts(data_settings.data_path, thread_id) and time.monotonic() < deadline:
+            time.sleep(0.1)
         assert get_registry(data_settings.data_path).get(thread_id)["status"] == "running"
     finally:
         kill(resumer)
