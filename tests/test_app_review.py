@@ -5,6 +5,7 @@ import types
 
 import pytest
 from app_support import app_data, assert_clean, button, open_page, scripted, texts  # noqa: F401
+from helpers import add_long_menu_chunk
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
@@ -169,12 +170,13 @@ def test_tool_call_approved_or_rejected_with_a_message(tool_demo, app_data):
 
 
 @needs_adaptive
-def test_the_review_page_shows_each_chunk_whole(app_data, scripted):
+def test_the_review_page_shows_each_chunk_whole(app_data, scripted, tmp_path):
     """The model reads the whole chunk, so the reviewer sees it whole (in a box that scrolls)."""
+    long_text = add_long_menu_chunk(load_settings(), tmp_path)
     _paused_run(scripted, ANSWER)
     [pending] = pending_reviews(load_settings())
     documents = pending["interrupt"]["documents"]
-    assert max(len(d["text"]) for d in documents) > 600
+    assert long_text in [d["text"] for d in documents] and len(long_text) > 600
     review = open_page("pages/8_Review.py")
     shown = [t.value for t in review.main.text]
     assert shown == [d["text"] for d in documents]

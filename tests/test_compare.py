@@ -30,12 +30,11 @@ def factory(settings, latency=0.0):
 def test_patterns_run_concurrently_and_each_column_gets_its_events(sample_settings):
     settings = sample_settings.with_(k=2)
     patterns = ["basic", "adaptive", "self_rag"]
-    start = time.perf_counter()
     events = list(stream_compare("스테이크 메뉴의 가격은 얼마인가요?", patterns, settings,
                                  ctx_factory=factory(settings, latency=0.4)))
-    elapsed = time.perf_counter() - start
-    # self_rag alone needs 5 sequential calls (2 s); run one after another the three would need 3.2 s
-    assert elapsed < 3.0, elapsed
+    # concurrent: every run has taken a step before the first one ends (no wall clock: 2 cores are shared)
+    first_done = next(i for i, e in enumerate(events) if e.get("type") == "done")
+    assert {e["pattern"] for e in events[:first_done] if e.get("type") == "node"} == set(patterns)
     assert events[0]["type"] == "comparing" and is_running(events[0]["comparison"])
     assert {e["pattern"] for e in events if "pattern" in e} == set(patterns)
     assert [e["type"] for e in events].count("done") == 3
@@ -142,7 +141,7 @@ def test_a_comparison_whose_process_was_killed_does_not_show_running_for_ever(sa
 def test_runs_beyond_the_process_cap_wait_and_say_they_are_queued(sample_settings):
     settings = sample_settings.with_(k=2, max_concurrent_runs=1)
     events = list(stream_compare("스테이크 가격?", ["basic", "adaptive"], settings,
-                                 ctx_factory=factory(settings, latency=0.2)))
+                                 ctx_factory=factory(settings, latency=1.0)))
     queued = [e for e in events if e.get("type") == "queued"]
     assert queued and queued[0]["place"] == 1 and queued[0]["running"] == 1
     steps = [e["pattern"] for e in events if e.get("type") == "node"]

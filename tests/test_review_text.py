@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from helpers import LONG_CHUNK_END, add_long_menu_chunk
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
@@ -22,7 +23,9 @@ def data_settings(sample_data_dir, tmp_path):
     return load_settings(data_dir=str(tmp_path / "data"), provider="embedded", k=3)
 
 
-def test_the_cli_review_shows_each_document_whole_and_the_model_reads_exactly_that(data_settings, monkeypatch, capsys):
+def test_the_cli_review_shows_each_document_whole_and_the_model_reads_exactly_that(data_settings, monkeypatch, capsys,
+                                                                                     tmp_path):
+    long_text = add_long_menu_chunk(data_settings, tmp_path)
     script = Script(router={"route": "menu"}, answer=ANSWER)
     model = ScriptedChatModel(responder=script)
     monkeypatch.setattr(core.models, "get_chat_model", lambda settings, role="main": model)
@@ -32,7 +35,8 @@ def test_the_cli_review_shows_each_document_whole_and_the_model_reads_exactly_th
     assert code == 0
     [pending] = pending_reviews(data_settings)
     documents = pending["interrupt"]["documents"]
-    assert max(len(d["text"]) for d in documents) > 600  # longer than any preview used to be
+    assert long_text in [d["text"] for d in documents] and len(long_text) > 600  # longer than the old preview
+    assert LONG_CHUNK_END in printed
     for doc in documents:
         assert doc["text"] in printed  # the CLI prints every document whole
     assert f"python -m core resume {pending['thread_id']}" in printed
