@@ -19,7 +19,7 @@ def turn_message_id(run_id: int) -> str:
 def thread_history(settings: Settings, thread_id: str) -> list[dict]:
     """The conversation of a thread as turns, rebuilt from the checkpointer (survives restarts).
 
-    Each turn: {"question", "answer", "result", "status"}; ``result`` is the stored record of the run
+    Each turn: {"question", "answer", "result", "status", "run_id"}; ``result`` is the stored record of the run
     that answered that question (matched by id, so an abandoned run never shifts the later turns),
     None while it runs. The last turn has ``interrupt`` when the thread waits for a review.
     """
@@ -36,7 +36,8 @@ def thread_history(settings: Settings, thread_id: str) -> list[dict]:
             record = by_message.get(message.id or "")
             if record is None and legacy and not str(message.id or "").startswith("run-"):
                 record = legacy.pop(0)
-            turns.append({"question": message.content, "answer": "", "status": record["status"] if record else None,
+            turns.append({"question": message.content, "answer": "", "run_id": record["id"] if record else None,
+                          "status": record["status"] if record else None,
                           "result": record["result"] if record and record["status"] != "running" else None})
         elif message.type == "ai" and turns and not message.tool_calls:
             turns[-1]["answer"] = message.content

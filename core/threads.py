@@ -232,6 +232,11 @@ class ThreadRegistry:
                 closed.append(row["id"])
         return closed
 
+    def run_status(self, run_id: int) -> str | None:
+        self.reap()
+        rows = self._exec("SELECT status FROM runs WHERE id=?", (run_id,))
+        return rows[0]["status"] if rows else None
+
     def last_run(self, thread_id: str) -> dict | None:
         self.reap()
         rows = self._exec("SELECT * FROM runs WHERE thread_id=? ORDER BY id DESC LIMIT 1", (thread_id,))

@@ -46,8 +46,8 @@ def test_a_run_left_for_another_page_is_cancelled_and_the_next_turn_has_its_own_
     page.wait_for_url("**thread=*")
     thread_id = page.url.split("thread=")[1]
     shot(page, "runs-1-running")
-    nav(page, "Knowledge base")
-    page.get_by_role("heading", name=KO["kb_title"]).wait_for(timeout=RUN_TIMEOUT_MS)
+    nav(page, "Review")
+    page.get_by_role("heading", name=KO["review_title"]).wait_for(timeout=RUN_TIMEOUT_MS)
     nav(page, "Basic RAG")
 
     cancelled = page.locator("[data-testid=stChatMessage]").nth(1)

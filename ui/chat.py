@@ -15,6 +15,8 @@ from ui.review_panel import resume_live, review_controls
 from ui.sidebar import sidebar
 from ui.state import current_thread, ensure_samples, set_thread
 
+RUNNING_POLL_SECONDS = 2  # how often a turn running elsewhere checks whether it has ended
+
 
 def chat_page(pattern_id: str) -> None:
     pattern = get_pattern(pattern_id)
@@ -52,9 +54,9 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
     result = turn["result"] or {}
     with st.chat_message("user"):
         st.markdown(turn["question"])
-    if turn.get("status") == "running":  # in another tab or process
+    if turn.get("status") == "running":  # a run left moments ago still stopping, or one in another tab
         with st.chat_message("assistant", avatar="⏳"):
-            st.caption(t("status_running"))
+            _running_elsewhere(settings, turn["run_id"])
         return
     if (result.get("interrupted") or not result) and not turn["answer"]:
         return  # paused (the review controls stand for the answer)
@@ -65,6 +67,14 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
             st.markdown(turn["answer"] or result.get("termination_message") or "")
         if result:
             result_details(result, settings, key=key, with_graph=latest)
+
+
+@st.fragment(run_every=RUNNING_POLL_SECONDS)
+def _running_elsewhere(settings: Settings, run_id: int) -> None:
+    """Say the turn is running; once its run has ended, show the page again with its result."""
+    if get_registry(settings.data_path).run_status(run_id) != "running":
+        st.rerun()
+    st.caption(t("status_running"))
 
 
 def _draft(pattern_id: str) -> str | None:
