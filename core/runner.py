@@ -157,14 +157,19 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         result.update(_failure("error", friendly_error(exc, settings)))
         status = "failed"
     finally:  # also on GeneratorExit (the consumer went away), where no event can be sent any more
-        if stream is not None:
-            stream.close()
         SLOTS.leave(ticket, holding)
-        if status == "cancelled":
-            if pending_interrupts(settings.data_path, thread_id):  # a resume stopped before its review node ran
-                status, result = "waiting", {**result, **earlier}
-            else:
-                result.update(_failure("cancelled", CANCELLED_MESSAGE), error=None, trace=seen)
+        try:
+            if stream is not None:
+                stream.close()
+            # a resume stopped before its review node ran: the thread still waits for that review
+            paused = status == "cancelled" and bool(pending_interrupts(settings.data_path, thread_id))
+        except Exception as exc:  # nothing may keep the run from being closed below
+            log.warning("while closing run %s: %s", run_id, exc)
+            paused = False
+        if paused:
+            status, result = "waiting", {**result, **earlier}
+        elif status == "cancelled":
+            result.update(_failure("cancelled", CANCELLED_MESSAGE), error=None, trace=seen)
         result.update(_totals(merge_usage(earlier.get("usage", {}), usage.per_node), path, started))
         result = redact_all(result, settings)
         _close(registry, run_id, status, result)
