@@ -166,16 +166,6 @@ class ThreadRegistry:
             self.active.add(row["id"])
         return _run_row(row)
 
-    def start_run(self, thread_id: str, question: str) -> int:
-        """A run row owned by this process (``begin_turn`` is the guarded way to start a turn)."""
-        me = owner.current()
-        with self.lock, self.db:
-            cur = self.db.execute(
-                "INSERT INTO runs(thread_id, started_at, question, status, owner_host, owner_pid, owner_started) "
-                "VALUES (?,?,?,'running',?,?,?)", (thread_id, time.time(), question, me["host"], me["pid"], me["started"]))
-            self.active.add(int(cur.lastrowid))
-            return int(cur.lastrowid)
-
     def finish_run(self, run_id: int, status: str, result: dict) -> None:
         """Close a run, and its thread's status when it is the thread's latest run, in one transaction.
 
@@ -217,19 +207,22 @@ class ThreadRegistry:
         (the app's, while the CLI looks) is left alone. A thread still paused at a review (its
         checkpoint waits at an interrupt) goes back to ``waiting``, so the review can be resumed.
         """
-        with self.lock:
-            rows = self.db.execute("SELECT id, thread_id, owner_host, owner_pid, owner_started FROM runs "
-                                   "WHERE status='running'").fetchall()
         closed = []
-        for row in rows:
-            who = {"host": row["owner_host"], "pid": row["owner_pid"], "started": row["owner_started"]}
-            mine = row["owner_host"] is not None and owner.is_current(who)
-            if (mine and row["id"] in self.active) or (not mine and not owner.is_gone(who)):
-                continue
-            paused = bool(self.still_paused and self.still_paused(row["thread_id"]))
-            payload = None if paused else json.dumps(_interrupted_result(row["thread_id"], row["id"]))
-            if self._close(row["id"], "waiting" if paused else "interrupted", payload, only_if_running=True):
-                closed.append(row["id"])
+        try:
+            with self.lock:
+                rows = self.db.execute("SELECT id, thread_id, owner_host, owner_pid, owner_started FROM runs "
+                                       "WHERE status='running'").fetchall()
+            for row in rows:
+                who = {"host": row["owner_host"], "pid": row["owner_pid"], "started": row["owner_started"]}
+                mine = row["owner_host"] is not None and owner.is_current(who)
+                if (mine and row["id"] in self.active) or (not mine and not owner.is_gone(who)):
+                    continue
+                paused = bool(self.still_paused and self.still_paused(row["thread_id"]))
+                payload = None if paused else json.dumps(_interrupted_result(row["thread_id"], row["id"]))
+                if self._close(row["id"], "waiting" if paused else "interrupted", payload, only_if_running=True):
+                    closed.append(row["id"])
+        except sqlite3.OperationalError:  # busy: reading must not fail for it; the next reader closes them
+            pass
         return closed
 
     def run_status(self, run_id: int) -> str | None:
