@@ -1,4 +1,4 @@
-"""Command line: python -m core doctor | ingest | ask | resume | threads | eval | bench."""
+"""Command line: python -m core doctor | ingest | ask | resume | threads | prune | eval | bench."""
 
 from __future__ import annotations
 
@@ -83,7 +83,8 @@ def _print_result(result: dict, as_json: bool) -> None:
         print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
         return
     if result.get("interrupted"):
-        print(f"paused for review in thread {result['thread_id']}: {json.dumps(result['interrupt'], ensure_ascii=False)[:400]}")
+        print(f"paused for review in thread {result['thread_id']}:")
+        print(review_text(result["interrupt"]))
         print(f"continue with: python -m core resume {result['thread_id']} --approve | --reject | --question TEXT")
         return
     print(result.get("answer", ""))
@@ -92,6 +93,17 @@ def _print_result(result: dict, as_json: bool) -> None:
         print(f"  [{src['n']}] {src.get('title', '')} ({where})")
     print(f"-- {result.get('termination_reason')}: {result.get('termination_message')} | "
           f"{result.get('llm_calls', 0)} LLM calls, {result.get('ms', 0)} ms, thread {result.get('thread_id')}")
+
+
+def review_text(payload: dict) -> str:
+    """What a reviewer decides on, whole: each document as the model will read it, or each tool call."""
+    lines = [f"question: {payload.get('question', '')}"]
+    for i, doc in enumerate(payload.get("documents") or [], 1):
+        lines += ["", f"[{i}] {doc.get('title') or doc.get('source')} ({doc.get('source')}, p.{doc.get('page') or '-'}) "
+                      f"id={doc.get('id')}", str(doc.get("text", ""))]
+    for call in payload.get("tool_calls") or []:
+        lines += ["", f"tool call {call.get('name')}: {json.dumps(call.get('args') or {}, ensure_ascii=False)}"]
+    return "\n".join(lines)
 
 
 def _finish(result: dict, as_json: bool) -> int:
@@ -179,8 +191,24 @@ def cmd_patterns(settings: Settings, args) -> int:
 def cmd_threads(settings: Settings, args) -> int:
     from core.threads import get_registry
 
+    # reading the registry closes runs whose process is gone (interrupted); a live process's runs stay running
     for t in get_registry(settings.data_path).list(pattern=args.pattern):
-        print(f"{t['thread_id']}  {t['pattern']:<12} {t['status']:<8} {t['origin']:<7} {t['title']}")
+        print(f"{t['thread_id']}  {t['pattern']:<12} {t['status']:<11} {t['origin']:<7} {t['title']}")
+    return 0
+
+
+def cmd_prune(settings: Settings, args) -> int:
+    from core.checkpoint import prune
+
+    try:
+        report = prune(settings.data_path, keep_last=args.keep_last, older_than_days=args.older_than,
+                       vacuum=args.vacuum)
+    except ValueError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    print(f"deleted {report['deleted']} checkpoint(s), kept {report['kept']} across {report['threads']} thread(s); "
+          f"checkpoints.sqlite {report['bytes_before'] / 2**20:.1f} MiB -> {report['bytes_after'] / 2**20:.1f} MiB"
+          + ("" if args.vacuum else " (add --vacuum to give the space back to the disk)"))
     return 0
 
 
@@ -230,6 +258,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("threads", help="list conversation threads")
     p.add_argument("--pattern")
 
+    p = sub.add_parser("prune", help="delete old checkpoints (each thread keeps its latest: answers and reviews stay)")
+    p.add_argument("--keep-last", type=_positive, help="keep the N newest checkpoints of each thread")
+    p.add_argument("--older-than", type=float, metavar="DAYS", help="delete checkpoints older than DAYS days")
+    p.add_argument("--vacuum", action="store_true", help="then compact the database file")
+
     for name in ("ask", "resume", "eval"):  # allow the global options after the sub-command too
         sub.choices[name].add_argument("--provider", choices=PROVIDERS, dest="provider_late")
         sub.choices[name].add_argument("--model", dest="model_late")
@@ -238,8 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     provider = getattr(args, "provider_late", None) or args.provider
     model = getattr(args, "model_late", None) or args.model
     settings = load_settings(provider=provider, model=model, data_dir=args.data_dir)
-    handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "ask": cmd_ask, "resume": cmd_resume,
-               "threads": cmd_threads, "patterns": cmd_patterns, "bench": cmd_bench, "eval": cmd_eval}[args.command]
+    handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "ask": cmd_ask, "resume": cmd_resume, "threads": cmd_threads,
+               "prune": cmd_prune, "patterns": cmd_patterns, "bench": cmd_bench, "eval": cmd_eval}[args.command]
     return handler(settings, args)
 
 

@@ -2,7 +2,8 @@
 
 ``stream_compare`` merges the runs' events into one stream (tagged with the pattern) so a front
 end can fill each column as its run progresses, in its own (script) thread. Finished
-comparisons are saved and can be reopened.
+comparisons are saved and can be reopened. A comparison records the process that runs it: one
+left unfinished by a process that is gone (a restart) is closed as interrupted when next read.
 """
 
 from __future__ import annotations
@@ -14,10 +15,17 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 
+from core import owner
 from core.config import Settings
 from core.runner import check_question, stream_run
 
 METRICS = ("termination_reason", "llm_calls", "tokens", "seconds", "sources", "steps")
+QUEUE_POLL_SECONDS = 1.0  # how often a waiting reader checks that the workers are still alive
+INTERRUPTED = {"error": "interrupted: the server stopped before this run finished", "termination_reason": "interrupted"}
+
+# comparison id -> workers still running it in this process (only this process can judge its own)
+_workers: dict[str, int] = {}
+_workers_lock = threading.Lock()
 
 
 def stream_compare(question: str, patterns: list[str], settings: Settings,
@@ -33,9 +41,11 @@ def stream_compare(question: str, patterns: list[str], settings: Settings,
         raise ValueError("choose at least one pattern to compare")
     events: queue.Queue = queue.Queue()
     record = {"id": time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6], "date": time.strftime("%Y-%m-%d %H:%M"),
-              "question": question, "patterns": patterns, "results": {p: {} for p in patterns}}
+              "question": question, "patterns": patterns, "results": {p: {} for p in patterns}, "owner": owner.current()}
     lock = threading.Lock()
     save_comparison(record, settings)
+    with _workers_lock:
+        _workers[record["id"]] = len(patterns)
 
     def finished(pattern_id: str, result: dict) -> None:
         with lock:
@@ -54,15 +64,28 @@ def stream_compare(question: str, patterns: list[str], settings: Settings,
             result = {"pattern": pattern_id, "error": str(exc)}
             events.put((pattern_id, {"type": "error", "message": str(exc), "result": result}))
         finally:
-            finished(pattern_id, result or {"pattern": pattern_id, "error": "the run ended without a result"})
-            events.put((pattern_id, None))
+            try:
+                finished(pattern_id, result or {"pattern": pattern_id, "error": "the run ended without a result"})
+            except Exception as exc:  # disk full, folder gone: the reader is told, and still gets the end signal
+                message = f"the result of {pattern_id} could not be saved: {exc}"
+                events.put((pattern_id, {"type": "error", "message": message, "result": {**result, "error": message}}))
+            finally:
+                with _workers_lock:
+                    _workers[record["id"]] -= 1
+                events.put((pattern_id, None))
 
-    for pattern_id in patterns:
-        threading.Thread(target=worker, args=(pattern_id,), daemon=True, name=f"compare-{pattern_id}").start()
+    threads = [threading.Thread(target=worker, args=(p,), daemon=True, name=f"compare-{p}") for p in patterns]
+    for thread in threads:
+        thread.start()
     yield {"type": "comparing", "comparison": {**record, "results": {p: {} for p in patterns}}}
     running = len(patterns)
     while running:
-        pattern_id, event = events.get()
+        try:
+            pattern_id, event = events.get(timeout=QUEUE_POLL_SECONDS)
+        except queue.Empty:
+            if any(t.is_alive() for t in threads):
+                continue
+            break  # every worker is gone without its end signal: nothing more will come
         if event is None:
             running -= 1
             continue
@@ -83,6 +106,23 @@ def compare(question: str, patterns: list[str], settings: Settings, **kwargs) ->
 def is_running(record: dict) -> bool:
     """Some pattern has no result yet: its worker is still going (the page that started it was left)."""
     return not all((record.get("results") or {}).values())
+
+
+def _settled(record: dict, settings: Settings) -> dict:
+    """The record, with the runs a gone process left unfinished closed as interrupted (and saved so)."""
+    if not is_running(record):
+        return record
+    who = record.get("owner")
+    if who and owner.is_current(who):
+        with _workers_lock:
+            alive = _workers.get(record.get("id"), 0) > 0
+    else:
+        alive = not owner.is_gone(who)
+    if alive:
+        return record
+    record["results"] = {p: r or dict(INTERRUPTED, pattern=p) for p, r in record["results"].items()}
+    save_comparison(record, settings)
+    return record
 
 
 def metrics_rows(record: dict) -> list[dict]:
@@ -119,7 +159,7 @@ def list_comparisons(settings: Settings) -> list[dict]:
     out = []
     for path in sorted(_folder(settings).glob("*.json"), reverse=True):
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = _settled(json.loads(path.read_text(encoding="utf-8")), settings)
         except (OSError, ValueError):
             continue
         out.append({k: record.get(k) for k in ("id", "date", "question", "patterns")} | {"running": is_running(record)})
@@ -130,4 +170,4 @@ def load_comparison(settings: Settings, compare_id: str) -> dict:
     path = _folder(settings) / f"{compare_id}.json"
     if not path.is_file() or path.parent != _folder(settings):
         raise KeyError(f"no saved comparison {compare_id!r}")
-    return json.loads(path.read_text(encoding="utf-8"))
+    return _settled(json.loads(path.read_text(encoding="utf-8")), settings)

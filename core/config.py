@@ -13,9 +13,10 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
+from core.secrets import SECRET_FIELDS, clean_secret
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STANDARD_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "TAVILY_API_KEY")
-SECRET_FIELDS = ("openai_api_key", "tavily_api_key", "compat_api_key")
 PROVIDERS = ("embedded", "openai", "ollama", "openai-compatible")
 EMBEDDING_PROVIDERS = ("embedded", "ollama", "openai")
 
@@ -58,8 +59,13 @@ class Settings:
     max_rewrites: int = 2
     max_generations: int = 2
     max_concurrency: int = 8
+    max_concurrent_runs: int = 4  # runs at once in this process (chats, comparisons); more wait their turn
     max_iterations: int = 5
     extra: dict = field(default_factory=dict, compare=False)
+
+    def __post_init__(self):
+        for name in SECRET_FIELDS:  # however a key arrives (env, .env, sidebar, code), it is used stripped
+            object.__setattr__(self, name, clean_secret(getattr(self, name)))
 
     @property
     def data_path(self) -> Path:

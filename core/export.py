@@ -1,13 +1,14 @@
 """Export one run (question, answer, sources, trace, usage), or a comparison of runs, as JSON or Markdown.
 
-No secrets: keys are never copied, and any key value that slipped into text is masked.
+No secrets: keys are never copied, and any key that slipped into text is masked in every form it takes.
 """
 
 from __future__ import annotations
 
 import json
 
-from core.config import SECRET_FIELDS, Settings
+from core.config import Settings
+from core.secrets import redact_all
 
 RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
                  "termination_message", "error", "interrupted", "sources", "trace", "path", "usage",
@@ -26,26 +27,14 @@ def export_record(result: dict, settings: Settings | None = None) -> dict:
 
 def _with_settings(record: dict, settings: Settings | None) -> dict:
     """Add the settings that explain the record, then mask every secret value found in it."""
-    if settings is None:
-        return record
-    return _masked({**record, "settings": {key: getattr(settings, key) for key in SETTING_FIELDS}}, settings)
+    if settings is not None:
+        record = {**record, "settings": {key: getattr(settings, key) for key in SETTING_FIELDS}}
+    return _masked(record, settings)
 
 
 def _masked(record: dict, settings: Settings | None) -> dict:
-    secrets = [getattr(settings, name) for name in SECRET_FIELDS if getattr(settings, name)] if settings else []
-    return _mask(record, secrets) if secrets else record
-
-
-def _mask(value, secrets: list[str]):
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, "***")
-        return value
-    if isinstance(value, dict):
-        return {k: _mask(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_mask(v, secrets) for v in value]
-    return value
+    """Every form of every key (escaped, quoted, Bearer tokens) masked; without settings, Bearer tokens only."""
+    return redact_all(record, settings)
 
 
 def to_json(result: dict, settings: Settings | None = None) -> str:

@@ -9,6 +9,7 @@ import httpx
 from langchain_core.language_models import BaseChatModel
 
 from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings
+from core.secrets import redact
 
 CHECK_TIMEOUT = 2.5  # seconds; check() must answer within 3
 
@@ -163,7 +164,8 @@ def check(settings: Settings, provider: str | None = None) -> ProviderStatus:
             return ProviderStatus(provider, model, "ok")
         return _openai_style_check(provider, settings.compat_base_url, settings.compat_api_key or "not-needed", model)
     except Exception as exc:  # a status check must never take the caller down
-        return ProviderStatus(provider or "?", settings.model or "?", "error", f"{exc.__class__.__name__}: {exc}")
+        detail = redact(f"{exc.__class__.__name__}: {exc}", settings)
+        return ProviderStatus(provider or "?", settings.model or "?", "error", detail)
 
 
 def friendly_error(exc: BaseException, settings: Settings | None = None) -> str:
@@ -172,10 +174,7 @@ def friendly_error(exc: BaseException, settings: Settings | None = None) -> str:
     text = str(exc)
     if isinstance(exc, ProviderError):
         return text
-    if settings is not None:  # never echo a key back
-        for secret in (settings.openai_api_key, settings.compat_api_key, settings.tavily_api_key):
-            if secret:
-                text = text.replace(secret, "***")
+    text = redact(text, settings)  # never echo a key back, in any form it takes
     lowered = (name + " " + text).lower()
     if "authentication" in lowered or "401" in lowered or "invalid api key" in lowered:
         return "The provider rejected the API key: check OPENAI_API_KEY (or the server's key) and try again."

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from langchain_core.documents import Document
 
-PREVIEW_CHARS = 600
 ACTIONS = ("approve", "edit", "reject")
 
 
@@ -38,7 +37,7 @@ def document_review(node: str, question: str, docs: list[Document]) -> dict:
                 "title": d.metadata.get("title", ""),
                 "page": d.metadata.get("page"),
                 "score": d.metadata.get("score"),
-                "text": d.page_content[:PREVIEW_CHARS],
+                "text": d.page_content,  # whole: the reviewer judges exactly what the model will read
             }
             for i, d in enumerate(docs)
         ],

@@ -2,31 +2,39 @@
 
 ``stream_run`` yields plain-dict events for any front end (CLI, Streamlit, compare, eval):
 ``start``, ``node``, ``trace``, ``token``, ``progress`` (a long step counting what it has done),
-``interrupt``, ``done`` (with the result) or ``error``.
+``queued`` (waiting for a free slot), ``interrupt``, ``done`` (with the result) or ``error``.
 """
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk
+from langchain_core.messages import AIMessageChunk, HumanMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
-from core.checkpoint import get_checkpointer
+from core.checkpoint import get_checkpointer, pending_interrupts
 from core.config import Settings
 from core.context import RunContext, make_context
+from core.history import pending_reviews, thread_history, turn_message_id  # noqa: F401  (also imported from here)
 from core.models import friendly_error, model_name, resolve_provider
 from core.patterns import compile_pattern, get_pattern
 from core.patterns.common import turn_input
 from core.review import ReviewDecisionError, normalise_decision
-from core.threads import get_registry
+from core.run_slots import SLOTS
+from core.secrets import redact_all
+from core.threads import ThreadBusyError, get_registry
 from core.trace import UsageCallback, merge_usage
 
 MAX_QUESTION_CHARS = 4000
+QUEUE_POLL_SECONDS = 0.5
+CANCELLED_MESSAGE = "cancelled: the run was stopped before it finished (the page was left or the request ended)"
+log = logging.getLogger(__name__)
 
 
 class RunInputError(ValueError):
@@ -49,6 +57,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     """Run (or with ``resume`` continue) one turn; yields events, the last is ``done`` or ``error``.
 
     ``origin`` (chat | compare | eval) says who started a new thread; only chats are listed in the chat sidebars.
+    Every run that claimed its thread is closed with a status, whatever happens: a consumer that
+    stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
     registry = get_registry(settings.data_path)
     if resume is not None:
@@ -56,46 +66,53 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         if not thread:
             raise RunInputError(f"Unknown thread {thread_id!r}: nothing to resume.")
         pattern_id = thread["pattern"]
-        previous = registry.last_run(thread_id)
-        if not previous or previous["status"] != "waiting":
-            raise RunInputError(f"Thread {thread_id} is not waiting for a review.")
-        run_id, question = previous["id"], previous["question"]
         try:
             resume = normalise_decision(resume)
         except ReviewDecisionError as exc:
             raise RunInputError(str(exc)) from None
-        earlier_usage = (previous["result"] or {}).get("usage", {})
-        earlier_path = (previous["result"] or {}).get("path", [])
     else:
         question = check_question(question)
         thread_id = thread_id or uuid.uuid4().hex[:12]
-        earlier_usage, earlier_path = {}, []
-        run_id = None
     pattern = get_pattern(pattern_id)
     started = time.perf_counter()
-    yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
-
-    usage = UsageCallback()
-    path: list[str] = list(earlier_path)  # a resumed run continues the path it paused on
     result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question}
-    try:
+    try:  # what the run needs, before it claims the thread: a failure here leaves no run behind
         ctx = ctx or make_context(settings, **options)
         provider = resolve_provider(settings)
         result.update(provider=provider, model=model_name(settings, provider))
         graph = compile_pattern(pattern, ctx, get_checkpointer(settings.data_path))
+    except Exception as exc:  # provider misconfigured, model missing: one clear line
+        result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))
+        yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
+        yield {"type": "error", "message": result["error"], "result": redact_all(result, settings)}
+        return
+    run_id, earlier = _claim(registry, thread_id, pattern.id, question, origin, resuming=resume is not None)
+    question = result["question"] = earlier.get("question", question)
+    result["run_id"] = run_id
+    usage = UsageCallback()
+    path: list[str] = list(earlier.get("path", []))  # a resumed run continues the path it paused on
+    seen: list[dict] = []  # trace events so far: what a cancelled run shows of how far it got
+    status = "cancelled"
+    ticket, holding, stream = SLOTS.join(), False, None
+    try:
+        yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
+        place = 0
+        while (now := SLOTS.wait(ticket, settings.max_concurrent_runs, timeout=QUEUE_POLL_SECONDS)):
+            if now != place:  # runs beyond the process-wide cap wait their turn, and say so
+                place = now
+                yield {"type": "queued", "place": place, "running": SLOTS.running}
+        holding = True
         config = {"configurable": {"thread_id": thread_id}, "callbacks": [usage],
                   "recursion_limit": pattern.recursion_limit(settings),
                   "max_concurrency": settings.max_concurrency}
-        if run_id is None:
-            registry.touch(thread_id, pattern.id, question, "running", origin)
-            run_id = registry.start_run(thread_id, question)
-        else:
-            registry.set_status(thread_id, "running")
         chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
-        graph_input = (Command(resume=resume) if resume is not None
-                       else turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review"))))
-        for namespace, mode, chunk in graph.stream(graph_input, config, stream_mode=["updates", "messages", "custom"],
-                                                   subgraphs=True):
+        if resume is not None:
+            graph_input = Command(resume=resume)
+        else:
+            graph_input = turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review")))
+            graph_input["messages"] = [HumanMessage(question, id=turn_message_id(run_id))]  # how a turn finds its run
+        stream = graph.stream(graph_input, config, stream_mode=["updates", "messages", "custom"], subgraphs=True)
+        for namespace, mode, chunk in stream:
             if mode == "custom":  # a long step reporting how far it is (core.trace.progress_reporter)
                 if isinstance(chunk, dict) and "progress" in chunk:
                     yield {"type": "progress", **chunk["progress"]}
@@ -116,7 +133,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
                 yield {"type": "node", "node": node, "namespace": list(namespace)}
                 events = update.get("trace") if isinstance(update, dict) else None
                 for item in events or []:
-                    yield {"type": "trace", "event": item}
+                    seen.append(item)
+                    yield {"type": "trace", "event": redact_all(item, settings)}
         state = graph.get_state(config)
         values = state.values
         interrupts = [i.value for i in state.interrupts] if getattr(state, "interrupts", None) else []
@@ -138,16 +156,53 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     except Exception as exc:  # provider down, bad key, timeout: one clear line, the thread stays usable
         result.update(_failure("error", friendly_error(exc, settings)))
         status = "failed"
-    result.update(_totals(merge_usage(earlier_usage, usage.per_node), path, started))
-    if run_id is not None:
-        registry.finish_run(run_id, status, result)
-        registry.set_status(thread_id, status)
+    finally:  # also on GeneratorExit (the consumer went away), where no event can be sent any more
+        SLOTS.leave(ticket, holding)
+        try:
+            if stream is not None:
+                stream.close()
+            # a resume stopped before its review node ran: the thread still waits for that review
+            paused = status == "cancelled" and bool(pending_interrupts(settings.data_path, thread_id))
+        except Exception as exc:  # nothing may keep the run from being closed below
+            log.warning("while closing run %s: %s", run_id, exc)
+            paused = False
+        if paused:
+            status, result = "waiting", {**result, **earlier}
+        elif status == "cancelled":
+            result.update(_failure("cancelled", CANCELLED_MESSAGE), error=None, trace=seen)
+        result.update(_totals(merge_usage(earlier.get("usage", {}), usage.per_node), path, started))
+        result = redact_all(result, settings)
+        _close(registry, run_id, status, result)
     if result.get("interrupted"):
         yield {"type": "interrupt", "payload": result["interrupt"], "thread_id": thread_id}
     if status == "failed":
         yield {"type": "error", "message": result["error"], "result": result}
     else:
         yield {"type": "done", "result": result}
+
+
+def _claim(registry, thread_id: str, pattern_id: str, question: str | None, origin: str,
+           resuming: bool) -> tuple[int, dict]:
+    """Claim the thread for this run (atomically): a new turn, or the paused run being resumed.
+
+    Returns the run id and, when resuming, the paused run's record (question, path, usage so far).
+    """
+    try:
+        if resuming:
+            previous = registry.claim_review(thread_id)
+            return previous["id"], {**(previous["result"] or {}), "question": previous["question"]}
+        return registry.begin_turn(thread_id, pattern_id, question, origin), {}
+    except ThreadBusyError as exc:
+        raise RunInputError(str(exc)) from None
+    except sqlite3.OperationalError as exc:  # the registry stayed locked: nothing started, nothing lost
+        raise RunInputError(f"The thread registry is busy ({exc}); try again in a moment.") from None
+
+
+def _close(registry, run_id: int, status: str, result: dict) -> None:
+    try:
+        registry.finish_run(run_id, status, result)
+    except sqlite3.Error as exc:  # the run is no longer this process's: the next reader closes it as interrupted
+        log.warning("could not record the end of run %s (%s); it will be marked interrupted", run_id, exc)
 
 
 def _failure(reason: str, message: str) -> dict:
@@ -178,74 +233,3 @@ def run(pattern_id: str, question: str | None, settings: Settings, **kwargs) -> 
 def resume(thread_id: str, decision: Any, settings: Settings, **kwargs) -> dict:
     """Continue a run paused for review with the reviewer's decision."""
     return run("", None, settings, thread_id=thread_id, resume=decision, **kwargs)
-
-
-# ---------------------------------------------------------------- reading threads back
-
-
-def _latest_checkpoints(settings: Settings, thread_id: str | None = None) -> dict:
-    """thread_id -> the newest top-level CheckpointTuple, read straight from the checkpointer."""
-    saver = get_checkpointer(settings.data_path)
-    config = {"configurable": {"thread_id": thread_id}} if thread_id else None
-    latest: dict = {}
-    for item in saver.list(config):
-        conf = item.config["configurable"]
-        if conf.get("checkpoint_ns"):
-            continue  # subgraph checkpoints
-        if conf["thread_id"] not in latest:  # list() yields newest first
-            latest[conf["thread_id"]] = item
-    return latest
-
-
-def _interrupts(item) -> list:
-    return [getattr(v, "value", v) for channel, v in _flatten_writes(item.pending_writes or [])
-            if channel == "__interrupt__"]
-
-
-def _flatten_writes(writes):
-    for _task, channel, value in writes:
-        for v in (value if isinstance(value, (list, tuple)) else [value]):
-            yield channel, v
-
-
-def thread_history(settings: Settings, thread_id: str) -> list[dict]:
-    """The conversation of a thread as turns, rebuilt from the checkpointer (survives restarts).
-
-    Each turn: {"question", "answer", "result"} where result is the stored run record (sources,
-    trace, usage) when there is one.
-    """
-    item = _latest_checkpoints(settings, thread_id).get(thread_id)
-    if item is None:
-        return []
-    messages = item.checkpoint["channel_values"].get("messages", [])
-    runs = [r for r in get_registry(settings.data_path).runs(thread_id) if r["status"] != "running"]
-    turns: list[dict] = []
-    for message in messages:
-        if message.type == "human":
-            turns.append({"question": message.content, "answer": "", "result": None})
-        elif message.type == "ai" and turns and not message.tool_calls:
-            turns[-1]["answer"] = message.content
-    for turn, run_record in zip(turns, runs):
-        turn["result"] = run_record["result"]
-    return turns
-
-
-def pending_reviews(settings: Settings) -> list[dict]:
-    """Every thread paused at an interrupt, oldest first, with what it waits for."""
-    registry = get_registry(settings.data_path)
-    out = []
-    for thread_id, item in _latest_checkpoints(settings).items():
-        waiting = _interrupts(item)
-        if not waiting:
-            continue
-        thread = registry.get(thread_id) or {}
-        out.append({
-            "thread_id": thread_id,
-            "pattern": thread.get("pattern", "?"),
-            "title": thread.get("title", ""),
-            "paused_at": item.checkpoint.get("ts", ""),
-            "question": item.checkpoint["channel_values"].get("standalone_question")
-            or item.checkpoint["channel_values"].get("question", ""),
-            "interrupt": waiting[0],
-        })
-    return sorted(out, key=lambda r: r["paused_at"])

@@ -22,6 +22,9 @@ TERMINATION_REASONS = {
     "max_iterations": "iteration limit reached",
     "repeated_action": "the agent repeated a tool call",
     "error": "stopped by an error",
+    # set by the runner, not by a pattern: the run did not reach its end
+    "cancelled": "cancelled before it finished",
+    "interrupted": "interrupted: the server stopped",
 }
 EVENT_KINDS = ("route", "verdict", "retry", "rewrite", "tool", "interrupt", "stop", "error", "info")
 

@@ -8,6 +8,7 @@ from typing import Literal
 from langchain_core.documents import Document
 
 from core.config import Settings
+from core.secrets import redact
 
 MAX_QUERY_CHARS = 380  # Tavily rejects long queries with HTTP 400
 
@@ -74,10 +75,12 @@ def web_search(query: str, settings: Settings, max_results: int = 3, client=None
 
             client = TavilySearch(max_results=max_results, tavily_api_key=settings.tavily_api_key)
         except Exception as exc:  # bad key format, missing package
-            return WebResult("unavailable", reason=f"web search could not start: {exc}", query=query)
+            return WebResult("unavailable", reason=redact(f"web search could not start: {exc}", settings)[:300], query=query)
     try:
         raw = client.invoke({"query": query})
-    except Exception as exc:  # timeouts, HTTP errors: the graphs must keep going
-        return WebResult("unavailable", reason=f"web search failed: {exc.__class__.__name__}: {exc}"[:300],
+    except Exception as exc:  # timeouts, HTTP errors: the graphs must keep going; the text may quote the key
+        return WebResult("unavailable", reason=redact(f"web search failed: {exc.__class__.__name__}: {exc}", settings)[:300],
                          query=query)
-    return normalise(raw, query)
+    result = normalise(raw, query)
+    result.reason = redact(result.reason, settings)  # an error body may echo the request, key included
+    return result

@@ -36,3 +36,20 @@ def sample_settings(sample_data_dir):
     from core.config import load_settings
 
     return load_settings(data_dir=str(sample_data_dir), provider="embedded")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "blocked_types_expected: the test loads a checkpoint with a forbidden type")
+
+
+@pytest.fixture(autouse=True)
+def checkpoints_load_whole(request):
+    """Every checkpoint a test reads back loads under the allow-list (core.checkpoint): no type is blocked."""
+    from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+
+    blocked = []
+    unregister = register_serde_event_listener(blocked.append)
+    yield
+    unregister()
+    if not request.node.get_closest_marker("blocked_types_expected"):
+        assert not blocked, f"checkpoint types outside the allow-list (add them to core.checkpoint): {blocked}"

@@ -37,3 +37,19 @@ def run_script(pattern, question, settings, script: Script, web=web_down, **kwar
 
 def kinds(result, kind):
     return [e for e in result["trace"] if e["kind"] == kind]
+
+
+LONG_CHUNK_END = "마지막 줄: 스테이크 세트의 디저트는 무료입니다."
+
+
+def add_long_menu_chunk(settings, folder) -> str:
+    """Index one menu chunk longer than any preview (about 700 characters), ending with LONG_CHUNK_END."""
+    from core.knowledge import KnowledgeBase
+
+    line = "스테이크 메뉴의 가격 안내 {}: 시그니처 스테이크는 ₩35,000이며 굽기는 선택할 수 있습니다."
+    body = " ".join(line.format(i) for i in range(12))
+    text = f"# 스테이크 메뉴 가격\n\n{body[:620]} {LONG_CHUNK_END}"
+    path = folder / "steak_prices.md"
+    path.write_text(text, encoding="utf-8")
+    KnowledgeBase(settings).ingest([path], "restaurant_menu")
+    return text

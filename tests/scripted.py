@@ -23,6 +23,8 @@ from pydantic import BaseModel, PrivateAttr
 class ScriptedChatModel(BaseChatModel):
     replies: list = []
     latency: float = 0.0
+    # optional: seconds to wait before a given prompt is answered (e.g. only the answer is slow)
+    delay: Callable[[list[BaseMessage]], float] | None = None
     # optional: choose the reply from the prompt instead of the queue (for concurrent graders)
     responder: Callable[[list[BaseMessage]], Any] | None = None
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -39,6 +41,8 @@ class ScriptedChatModel(BaseChatModel):
     def _next(self, messages: list[BaseMessage]):
         if self.latency:
             time.sleep(self.latency)
+        if self.delay is not None:
+            time.sleep(self.delay(messages))
         with self._lock:
             self._calls.append(messages)
             if self.responder is not None:

@@ -1,10 +1,13 @@
 """AppTest of the Compare page: patterns side by side, metrics table and chart, exports, reopening, bad input."""
 
+import subprocess
+import sys
 from pathlib import Path
 
-from app_support import HAPPY_ANSWER as ANSWER
-from app_support import app_data, assert_clean, button, charts, happy_script, mermaid, open_page, scripted, texts  # noqa: F401  (fixtures)
+from app_support import HAPPY_ANSWER as ANSWER  # noqa: F401
+from app_support import app_data, assert_clean, button, charts, happy_script, mermaid, open_page, scripted, texts  # noqa: F401
 
+from core import owner
 from core.compare import list_comparisons
 from core.config import load_settings
 from core.patterns import pattern_ids
@@ -134,10 +137,25 @@ def test_a_comparison_still_running_in_the_background_says_so_and_shows_finished
 
     settings = load_settings()
     done = {"pattern": "basic", "answer": ANSWER, "termination_reason": "answered", "llm_calls": 1, "path": []}
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])  # the process running it
     save_comparison({"id": "20261129-120000-abcdef", "date": "2026-11-29 12:00", "question": QUESTION,
-                     "patterns": ["basic", "adaptive"],
-                     "results": {"basic": done, "adaptive": {}}}, settings)
-    at = open_page(COMPARE)
+                     "patterns": ["basic", "adaptive"], "results": {"basic": done, "adaptive": {}},
+                     "owner": {"host": owner.HOST, "pid": worker.pid, "started": owner.process_start(worker.pid)}},
+                    settings)
+    try:
+        at = open_page(COMPARE)
+        _still_running(at)
+    finally:
+        worker.kill()
+        worker.wait()
+    at = open_page(COMPARE)  # its process is gone (a restart): the missing run is interrupted, not running
+    assert at.selectbox(key="cmp_open").options[0].startswith("2026-11-29 12:00")
+    at.selectbox(key="cmp_open").set_value("20261129-120000-abcdef").run()
+    assert not any("still running" in i.value for i in at.info)
+    assert "interrupted: the server stopped" in texts(columns_shown(at)["#### Adaptive RAG"])
+
+
+def _still_running(at) -> None:
     assert at.selectbox(key="cmp_open").options[0].startswith("⏳ 2026-11-29 12:00")
     at.selectbox(key="cmp_open").set_value("20261129-120000-abcdef").run()
     assert_clean(at)

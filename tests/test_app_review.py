@@ -5,6 +5,7 @@ import types
 
 import pytest
 from app_support import app_data, assert_clean, button, open_page, scripted, texts  # noqa: F401
+from helpers import add_long_menu_chunk
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
 
@@ -166,3 +167,16 @@ def test_tool_call_approved_or_rejected_with_a_message(tool_demo, app_data):
     assert "Resumed Tool demo: rejected by the reviewer" in texts(review)
     assert get_registry(app_data).last_run(second)["result"]["termination_message"] == "tool call rejected: not now"
     assert "Nothing is waiting for review." in texts(review)
+
+
+@needs_adaptive
+def test_the_review_page_shows_each_chunk_whole(app_data, scripted, tmp_path):
+    """The model reads the whole chunk, so the reviewer sees it whole (in a box that scrolls)."""
+    long_text = add_long_menu_chunk(load_settings(), tmp_path)
+    _paused_run(scripted, ANSWER)
+    [pending] = pending_reviews(load_settings())
+    documents = pending["interrupt"]["documents"]
+    assert long_text in [d["text"] for d in documents] and len(long_text) > 600
+    review = open_page("pages/8_Review.py")
+    shown = [t.value for t in review.main.text]
+    assert shown == [d["text"] for d in documents]

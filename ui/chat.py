@@ -15,6 +15,8 @@ from ui.review_panel import resume_live, review_controls
 from ui.sidebar import sidebar
 from ui.state import current_thread, ensure_samples, set_thread
 
+RUNNING_POLL_SECONDS = 2  # how often a turn running elsewhere checks whether it has ended
+
 
 def chat_page(pattern_id: str) -> None:
     pattern = get_pattern(pattern_id)
@@ -31,10 +33,10 @@ def chat_page(pattern_id: str) -> None:
     thread = get_registry(settings.data_path).get(thread_id) if thread_id else None
     waiting = bool(thread and thread["status"] == "waiting")
     question = None
-    if waiting and turns and (turns[-1]["result"] or {}).get("interrupt"):
+    if waiting and turns and turns[-1].get("interrupt"):  # the payload the checkpoint waits on
         with st.chat_message("assistant", avatar="⏸️"):
             st.info(t("waiting_review"))
-            decision = review_controls(thread_id, turns[-1]["result"]["interrupt"])
+            decision = review_controls(thread_id, turns[-1]["interrupt"])
             if decision is not None:
                 resume_live(thread_id, decision, settings)
                 st.rerun()
@@ -52,8 +54,12 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
     result = turn["result"] or {}
     with st.chat_message("user"):
         st.markdown(turn["question"])
+    if turn.get("status") == "running":  # a run left moments ago still stopping, or one in another tab
+        with st.chat_message("assistant", avatar="⏳"):
+            _running_elsewhere(settings, turn["run_id"])
+        return
     if (result.get("interrupted") or not result) and not turn["answer"]:
-        return  # paused (the review controls stand for the answer) or never finished (server stopped)
+        return  # paused (the review controls stand for the answer)
     with st.chat_message("assistant"):
         if result.get("error"):
             st.error(result["error"], icon="⚠️")
@@ -61,6 +67,14 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
             st.markdown(turn["answer"] or result.get("termination_message") or "")
         if result:
             result_details(result, settings, key=key, with_graph=latest)
+
+
+@st.fragment(run_every=RUNNING_POLL_SECONDS)
+def _running_elsewhere(settings: Settings, run_id: int) -> None:
+    """Say the turn is running; once its run has ended, show the page again with its result."""
+    if get_registry(settings.data_path).run_status(run_id) != "running":
+        st.rerun()
+    st.caption(t("status_running"))
 
 
 def _draft(pattern_id: str) -> str | None:

@@ -100,6 +100,8 @@ class _LiveColumn:
         self.streaming = False
         if kind == "progress":
             self.status.update(label=progress_label(event), expanded=True)
+        elif kind == "queued":  # more runs than the server runs at once: this column waits its turn
+            self.status.update(label=t("queued", place=event["place"], running=event["running"]), expanded=True)
         elif kind == "node":
             self.status.update(label=t("after_node", node=event["node"]), expanded=True)
             if not event.get("namespace"):

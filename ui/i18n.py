@@ -57,9 +57,13 @@ STRINGS = {
     "status_running": ("running", "실행 중"),
     "status_done": ("done", "완료"),
     "status_waiting": ("waiting for review", "검토 대기"),
+    "status_cancelled": ("cancelled (left before it finished)", "취소됨 (끝나기 전에 떠남)"),
+    "status_interrupted": ("interrupted (the server stopped)", "중단됨 (서버가 멈춤)"),
     "status_failed": ("failed", "실패"),
     "ask": ("Ask a question", "질문을 입력하세요"),
     "running": ("Running…", "실행 중…"),
+    "queued": ("Queued (#{place} in line): {running} runs are going, the most this server runs at once.",
+               "대기 중 ({place}번째): 이 서버가 한 번에 실행하는 최대치인 {running}개가 실행 중입니다."),
     "after_node": ("Running… finished {node}", "실행 중… {node} 완료"),
     "run_done": ("Finished: {reason}", "완료: {reason}"),
     "run_paused": ("Paused for review", "검토를 위해 일시 정지됨"),
@@ -211,6 +215,8 @@ TERMINATION_KO = {
     "max_iterations": "반복 한도 도달",
     "repeated_action": "에이전트가 같은 도구 호출을 반복함",
     "error": "오류로 중단됨",
+    "cancelled": "끝나기 전에 취소됨",
+    "interrupted": "서버가 멈춰 중단됨",
 }
 
 

@@ -84,6 +84,8 @@ def run_live(events: Iterator[dict], on_start=None) -> dict | None:
             status.markdown(describe(event["event"]))
         elif kind == "progress":
             status.update(label=progress_label(event), expanded=True)
+        elif kind == "queued":
+            status.update(label=t("queued", place=event["place"], running=event["running"]), expanded=True)
         elif kind == "token":
             generations += 1
             with answer_slot.container(key=f"live_answer_{generations}"):  # the key: a hook for browser tests

@@ -12,6 +12,8 @@ from core.runner import RunInputError, stream_run
 from ui.i18n import t
 from ui.live import run_live
 
+TEXT_HEIGHT = 220  # pixels; a longer chunk scrolls inside its box
+
 
 def _key(thread_id: str, payload: dict) -> str:
     """Widget keys per pause: a second pause of the same thread must not inherit the first's edits."""
@@ -40,7 +42,8 @@ def _document_review(payload: dict, key: str) -> dict | None:
                 f"{doc.get('page') or '-'}{score}"
         if not st.checkbox(f"{t('keep')}: {label}", value=True, key=f"{key}_keep_{i}"):
             drop.append(doc["id"])
-        st.text(" ".join(str(doc.get("text", "")).split())[:300] + " …")  # plain text: chunks hold markdown
+        with st.container(height=TEXT_HEIGHT, key=f"{key}_text_{i}"):  # the whole chunk, as the model reads it
+            st.text(str(doc.get("text", "")))  # plain text: chunks hold markdown
     message = st.text_input(t("reject_message"), key=f"{key}_msg")
     approve, reretrieve, reject = st.columns(3)
     if approve.button(t("approve"), key=f"{key}_approve", type="primary", width="stretch"):

@@ -10,14 +10,15 @@ from core.checkpoint import get_checkpointer
 from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings
 from core.models import check
 from core.patterns import get_pattern
+from core.secrets import PROVIDER_KEY_FIELDS
 from core.threads import get_registry
 from ui.i18n import LANGUAGES, t
 from ui.pages import pattern_variants
 from ui.state import bound, current_settings, current_thread, models_for, prefs, set_thread
 
-STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️"}
+STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️", "cancelled": "⏹️", "interrupted": "⏹️"}
 URL_FIELDS = {"openai": "openai_base_url", "ollama": "ollama_host", "openai-compatible": "compat_base_url"}
-KEY_FIELDS = {"openai": "openai_api_key", "openai-compatible": "compat_api_key"}
+KEY_FIELDS = PROVIDER_KEY_FIELDS  # core.secrets keeps the one list of secret settings
 MAX_THREADS_SHOWN = 30
 
 

@@ -14,13 +14,14 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.config import Settings, load_settings
 from core.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
+from core.secrets import PROVIDER_KEY_FIELDS, secret_values
 from core.threads import get_registry
 from ui.i18n import default_language, t
 
 SETTING_KEYS = ("provider", "temperature", "max_tokens", "grader_model", "k", "max_rewrites", "max_generations",
                 "max_iterations", "ollama_host", "compat_base_url", "openai_base_url", "embedding_provider",
                 "embedding_model")
-SECRET_KEYS = ("openai_api_key", "compat_api_key")  # typed in the sidebar; memory only
+SECRET_KEYS = tuple(PROVIDER_KEY_FIELDS.values())  # typed in the sidebar; memory only
 
 
 def prefs() -> dict:
@@ -77,7 +78,7 @@ def current_settings() -> Settings:
 
 def _digest(settings: Settings) -> str:
     """A cache key part that changes with the keys without putting them into the cache key."""
-    secret = f"{settings.openai_api_key}|{settings.compat_api_key}"
+    secret = "|".join(secret_values(settings))
     return hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 

@@ -1,0 +1,54 @@
+"""A run in a separate process, for tests that kill it outright: ``python tests/child_run.py DATA_DIR MODE``.
+
+Modes: ``ask`` (a Basic RAG run whose answer takes minutes), ``resume THREAD`` (approve a paused
+review; the answer takes minutes), ``review`` (an Adaptive RAG run that pauses for review, then
+exits), ``compare`` (a comparison whose answers take minutes). Each event is printed as a JSON line.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
+
+from scripted import ScriptedChatModel  # noqa: E402
+from workflow_script import Script, role_of  # noqa: E402
+
+from core.config import load_settings  # noqa: E402
+from core.context import make_context  # noqa: E402
+
+ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."
+SLOW = 600.0
+
+
+def context(settings, slow: bool):
+    script = Script(router={"route": "menu"}, answer=ANSWER, contextualize="스테이크 가격은?")
+    model = ScriptedChatModel(responder=script, delay=lambda m: SLOW if slow and role_of(m) == "answer" else 0.0)
+    return make_context(settings, llm=model, grader=model, web=lambda q: None)
+
+
+def main() -> None:
+    data_dir, mode, *rest = sys.argv[1:]
+    settings = load_settings(data_dir=data_dir, provider="embedded", k=2)
+    if mode == "compare":
+        from core.compare import stream_compare
+
+        events = stream_compare("스테이크 가격?", ["basic", "adaptive"], settings,
+                                ctx_factory=lambda _p: context(settings, slow=True))
+    else:
+        from core.runner import stream_run
+
+        if mode == "resume":
+            events = stream_run("", None, settings, thread_id=rest[0], resume={"action": "approve"},
+                                ctx=context(settings, slow=True), review=True)
+        elif mode == "review":
+            events = stream_run("adaptive", "스테이크 가격?", settings, ctx=context(settings, slow=False), review=True)
+        else:
+            events = stream_run("basic", "스테이크 가격?", settings, ctx=context(settings, slow=True))
+    for event in events:
+        print(json.dumps({k: v for k, v in event.items() if k in ("type", "thread_id", "pattern", "node", "comparison")},
+                         ensure_ascii=False, default=str), flush=True)
+
+
+if __name__ == "__main__":
+    main()

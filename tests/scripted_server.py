@@ -1,0 +1,29 @@
+"""`streamlit run` with a scripted model in place of the embedded one, for browser tests that need timing.
+
+    python tests/scripted_server.py run streamlit_app.py --server.port N ...
+
+Every answer waits ``RAG_TEST_ANSWER_DELAY`` seconds first (a slow model); routers and graders say yes
+at once. Nothing else changes: real Streamlit, real Chroma and embeddings, real SQLite.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+sys.path[:0] = [str(TESTS.parent), str(TESTS)]
+
+from app_support import happy_script  # noqa: E402
+from scripted import ScriptedChatModel  # noqa: E402
+from streamlit.web import cli  # noqa: E402
+from workflow_script import role_of  # noqa: E402
+
+import core.models  # noqa: E402
+
+DELAY = float(os.environ.get("RAG_TEST_ANSWER_DELAY", "5"))
+MODEL = ScriptedChatModel(responder=happy_script(), delay=lambda m: DELAY if role_of(m) == "answer" else 0.0)
+core.models.get_chat_model = lambda settings, role="main": MODEL
+
+if __name__ == "__main__":
+    sys.argv = ["streamlit", *sys.argv[1:]]
+    sys.exit(cli.main())

@@ -1,0 +1,79 @@
+"""In a real browser: a run left mid-way by a page switch is closed as cancelled, and the thread goes on.
+
+The server is `streamlit run` with a scripted model whose answers take a few seconds
+(tests/scripted_server.py); everything else is real. Screenshots go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, Server, browser, nav, needs_chromium, page, shot  # noqa: F401
+
+from core.config import load_settings
+from core.threads import get_registry
+from ui.i18n import TERMINATION_KO
+
+FIRST, SECOND = "스테이크 메뉴의 가격은 얼마인가요?", "파스타는 얼마인가요?"
+ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."  # tests/app_support.happy_script
+
+pytestmark = needs_chromium
+
+
+@pytest.fixture(scope="module")
+def server(sample_data_dir, tmp_path_factory):
+    data = tmp_path_factory.mktemp("browser-runs") / "data"
+    shutil.copytree(sample_data_dir / "chroma", data / "chroma")
+    ARTIFACTS.mkdir(exist_ok=True)
+    srv = Server(data, ARTIFACTS / "streamlit-scripted-server.log", launcher=("tests/scripted_server.py",),
+                 RAG_TEST_ANSWER_DELAY="6")
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+def send(page, question: str) -> None:
+    page.locator("[data-testid=stChatInput] textarea").fill(question)
+    page.keyboard.press("Enter")
+
+
+def test_a_run_left_for_another_page_is_cancelled_and_the_next_turn_has_its_own_trace(server, page):
+    page.goto(f"{server.url}/Basic_RAG")
+    send(page, FIRST)
+    # the run is under way: its thread is open and the retrieval step is done (the answer takes 6 s)
+    page.locator("[data-testid=stExpander] summary", has_text="retrieve").first.wait_for(timeout=RUN_TIMEOUT_MS)
+    page.wait_for_url("**thread=*")
+    thread_id = page.url.split("thread=")[1]
+    shot(page, "runs-1-running")
+    nav(page, "Review")
+    page.get_by_role("heading", name=KO["review_title"]).wait_for(timeout=RUN_TIMEOUT_MS)
+    nav(page, "Basic RAG")
+
+    cancelled = page.locator("[data-testid=stChatMessage]").nth(1)
+    cancelled.get_by_text(TERMINATION_KO["cancelled"]).first.wait_for(timeout=RUN_TIMEOUT_MS)
+    shot(page, "runs-2-cancelled")
+    registry = get_registry(load_settings(data_dir=str(server.data_dir)).data_path)
+    assert registry.get(thread_id)["status"] == "cancelled"
+    assert registry.last_run(thread_id)["status"] == "cancelled"
+    assert ANSWER not in cancelled.inner_text()
+
+    send(page, SECOND)
+    messages = page.locator("[data-testid=stChatMessage]")
+    messages.nth(3).locator("[data-testid=stTab]").first.wait_for(timeout=RUN_TIMEOUT_MS)
+    assert page.url.endswith(f"thread={thread_id}")  # the same thread
+    assert messages.count() == 4
+    assert messages.nth(2).inner_text().strip().endswith(SECOND)
+    answer = messages.nth(3)
+    assert ANSWER in answer.inner_text()
+    sources = answer.locator("[data-testid=stExpander]")
+    assert sources.count() and "restaurant_menu.md" in sources.first.inner_text()
+    answer.locator("[data-testid=stTab]", has_text=KO["trace"]).click()
+    table = answer.locator("[data-testid=stDataFrame]").first
+    table.wait_for()
+    shot(page, "runs-3-next-turn")
+    runs = registry.runs(thread_id)
+    assert [r["status"] for r in runs] == ["cancelled", "done"]
+    assert runs[1]["result"]["question"] == SECOND and runs[1]["result"]["answer"] == ANSWER
+    # the cancelled turn kept its own record: no trace table or sources borrowed from the next run
+    assert cancelled.locator("[data-testid=stExpander]").count() == 0
