@@ -118,6 +118,8 @@ def _openai_style_check(provider: str, base_url: str, key: str, model: str) -> P
 
 def list_models(settings: Settings, provider: str) -> list[str]:
     """Model names the provider offers right now; empty when it cannot be asked."""
+    if provider != "embedded" and not settings.custom_endpoints:
+        return []  # shared deployments do not probe model servers for visitors (RAG_ALLOW_CUSTOM_ENDPOINTS)
     try:
         if provider == "ollama":
             resp = httpx.get(settings.ollama_host.rstrip("/") + "/api/tags", timeout=CHECK_TIMEOUT)

@@ -12,7 +12,7 @@ import threading
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from core.config import Settings, load_settings
+from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_endpoints
 from core.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
 from core.threads import get_registry
 from ui.i18n import default_language, t
@@ -69,10 +69,11 @@ def _page() -> str:
 def current_settings() -> Settings:
     """Settings from the session's choices on top of env / .env / secrets (data_dir stays from env)."""
     p = prefs()
-    explicit = {key: p[key] for key in SETTING_KEYS}
+    explicit = {key: p[key] for key in SETTING_KEYS if key not in ENDPOINT_KEYS}
     explicit["model"] = p["models"].get(p["provider"], "")
-    explicit.update({key: p[key] or None for key in SECRET_KEYS})  # None: keep the environment's key
-    return load_settings(**explicit)
+    # typed URLs and keys go through one gate: the server's key never goes to a URL typed here
+    return with_visitor_endpoints(load_settings(**explicit), urls={key: p[key] for key in ENDPOINT_KEYS},
+                                  keys={key: p[key] for key in SECRET_KEYS})
 
 
 def _digest(settings: Settings) -> str:
