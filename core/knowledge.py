@@ -335,16 +335,29 @@ class KnowledgeBase:
                 if origin:
                     chunk.metadata[ORIGIN] = origin
             # new chunks first, stale ones last: a failure half-way leaves the old document whole
-            for start in range(0, len(chunks), EMBED_BATCH):
-                batch = chunks[start:start + EMBED_BATCH]
-                store.add_documents(batch, ids=[c.id for c in batch])
-                if progress:
-                    progress(start + len(batch), len(chunks), path.name)
+            try:
+                for start in range(0, len(chunks), EMBED_BATCH):
+                    batch = chunks[start:start + EMBED_BATCH]
+                    store.add_documents(batch, ids=[c.id for c in batch])
+                    if progress:
+                        progress(start + len(batch), len(chunks), path.name)
+            except Exception as exc:  # an embedding server gone, a full disk: this file fails, the old one stays
+                self._rollback(collection, sorted({c.id for c in chunks} - set(old)))
+                report.errors[path.name] = f"{path.name}: not indexed ({exc.__class__.__name__}: {exc})"
+                continue
             stale = sorted(set(old) - {c.id for c in chunks})
             if stale:
                 self._raw(collection).delete(ids=stale)
             report.added[path.name] = len(chunks)
         return report
+
+    def _rollback(self, collection: str, added: list[str]) -> None:
+        """Remove the chunks a failed ingest added; if the store fails here too, the first error is the one reported."""
+        try:
+            if added:
+                self._raw(collection).delete(ids=added)
+        except Exception:
+            pass
 
     def _source_ids(self, collection: str, source: str, origin: str, replace: bool) -> list[str]:
         """Ids of the chunks a re-ingest of ``source`` replaces; refuses a same-named file from another folder."""
