@@ -129,7 +129,7 @@ def list_models(settings: Settings, provider: str) -> list[str]:
                          if provider == "openai" else (settings.compat_base_url, settings.compat_api_key))
             if provider == "openai" and not key:
                 return []
-            resp = httpx.get(base.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"},
+            resp = httpx.get(base.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"} if key else {},
                              timeout=CHECK_TIMEOUT)
             return sorted(m.get("id", "") for m in resp.json().get("data", []))
     except (httpx.HTTPError, ValueError, KeyError):
