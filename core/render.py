@@ -27,12 +27,13 @@ _INLINE_IMAGE = re.compile(_INLINE_LINK.pattern.replace("(?P<bang>!?)", "(?P<ban
 _REFERENCE_DEFINITION = re.compile(r"(?m)^( {0,3})\[(?=[^\]\n]*\]:)")
 _IMAGE_START = re.compile(r"(?<!\\)!\[")
 _TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
-# what GitHub-flavoured Markdown turns into a link by itself: bare URLs and e-mail addresses
-_BARE_URL = re.compile(r"(?i)(?<!\\)(?:https?://|www\.)[^\s<>\[\]]*")
-_WWW = re.compile(r"(?i)(www)\.")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")  # an escaped '@' (\@) does not match
+# what GitHub-flavoured Markdown links by itself, even in text whose marks were escaped: bare URLs and
+# e-mail addresses. In source text a backslash may sit inside the scheme ("http\://"): still a URL once parsed.
+_BARE_URL = re.compile(r"(?i)(?:https?\\?:\\?/\\?/|www\\?\.)[^\s<>\[\]`]*")
+_EMAIL = re.compile(r"[\w.+-]+\\?@[\w-]+(?:\.[\w-]+)+")
 _TRAILING = ".,:;!?'\")]*_~"
 _PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+_LINKLIKE = re.compile(f"{_BARE_URL.pattern}|{_EMAIL.pattern}")
 
 
 def source_links(result: dict) -> set[str]:
@@ -54,9 +55,18 @@ def safe_markdown(text: str, links: Iterable[str] = ()) -> str:
 
 
 def plain_markdown(text: str) -> str:
-    """``text`` shown exactly as written: every Markdown mark escaped, line breaks kept."""
-    escaped = _PUNCTUATION.sub(r"\\\1", str(text or ""))
-    return escaped.replace("\r\n", "\n").replace("\n", "  \n")
+    """``text`` shown exactly as written: every Markdown mark escaped, URLs and e-mails as code, lines kept."""
+    text, out, last = str(text or ""), [], 0
+    for match in _LINKLIKE.finditer(text):
+        core = match.group(0).rstrip(_TRAILING) or match.group(0)
+        out += [_escape(text[last:match.start()]), _code(core)]
+        last = match.start() + len(core)
+    out.append(_escape(text[last:]))
+    return "".join(out).replace("\r\n", "\n").replace("\n", "  \n")
+
+
+def _escape(text: str) -> str:
+    return _PUNCTUATION.sub(r"\\\1", text)
 
 
 def _is_http(url: str) -> bool:
@@ -83,31 +93,52 @@ def _sanitise_prose(text: str, allowed: set[str]) -> str:
 
 
 def _defuse(text: str, allowed: set[str]) -> str:
-    """Text that holds no link syntax of its own: reference definitions, image marks, tags, bare URLs escaped."""
+    """Text that holds no link syntax of its own: definitions, image marks and tags escaped, foreign URLs as code."""
     text = _REFERENCE_DEFINITION.sub(r"\1\\[", text)  # `[x]: url` would turn `[x]` anywhere into a link
     text = _IMAGE_START.sub(r"!\\[", text)
     text = _TAG_START.sub(r"\\<", text)  # raw HTML and <autolinks> become text
 
     def bare(match: re.Match) -> str:
         url = match.group(0)
-        if url.rstrip(_TRAILING) in allowed:
-            return url
-        return _WWW.sub(r"\1\\.", url.replace("://", r"\://").replace("@", r"\@"))
+        core = url.rstrip(_TRAILING) or url
+        return url if core in allowed else _code(core) + url[len(core):]
 
-    text = _BARE_URL.sub(bare, text)
-    return _EMAIL.sub(lambda m: m.group(0).replace("@", r"\@"), text)
+    pieces, last = [], 0
+    for match in _BARE_URL.finditer(text):  # emails between URLs; an email inside a URL is code already
+        pieces += [_EMAIL.sub(lambda m: _code(m.group(0)), text[last:match.start()]), bare(match)]
+        last = match.end()
+    pieces.append(_EMAIL.sub(lambda m: _code(m.group(0)), text[last:]))
+    return "".join(pieces)
+
+
+def _code(text: str) -> str:
+    """An inline code span holding ``text`` exactly: code is never turned into a link."""
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
 def _is_safe(markdown: str, allowed: set[str]) -> bool:
-    """Parse the result: no image, no raw HTML, no link outside ``allowed``, no bare link left."""
+    """Parse the result: no image, no raw HTML, no link outside ``allowed``, no text GFM would link."""
     targets = {_PARSER.normalizeLink(u) for u in allowed}
-    for token in _PARSER.parse(markdown):
-        for node in [token, *(token.children or [])]:
-            if node.type in ("image", "html_inline", "html_block"):
+    for block in _PARSER.parse(markdown):
+        if block.type == "html_block":
+            return False
+        in_link = 0
+        for node in block.children or []:
+            if node.type in ("image", "html_inline"):
                 return False
-            if node.type == "link_open" and node.attrGet("href") not in targets:
+            if node.type == "link_open":
+                if node.attrGet("href") not in targets:
+                    return False
+                in_link += 1
+            elif node.type == "link_close":
+                in_link -= 1
+            elif node.type == "text" and not in_link and _would_link(node.content, allowed):
                 return False
-    prose = _CODE.sub("", markdown)
-    if any(m.group(0).rstrip(_TRAILING) not in allowed for m in _BARE_URL.finditer(prose)):
-        return False
-    return not _EMAIL.search(prose)
+    return True
+
+
+def _would_link(text: str, allowed: set[str]) -> bool:
+    """Whether GFM's autolinking would find a link in this (already unescaped) text that is not allowed."""
+    return bool(_EMAIL.search(text)) or any(m.group(0).rstrip(_TRAILING) not in allowed for m in _BARE_URL.finditer(text))

@@ -42,8 +42,11 @@ def test_images_raw_html_and_foreign_links_never_render(text):
 
 
 def test_bare_urls_and_emails_are_not_left_for_gfm_to_autolink():
-    out = safe_markdown("see http://attacker.example/a, WWW.attacker.example and bob@attacker.example", {SOURCE})
-    assert "http\\://attacker.example/a" in out and "WWW\\.attacker" in out and "bob\\@attacker" in out
+    text = "see http://attacker.example/a, WWW.attacker.example, http\\://escaped.example and bob@attacker.example"
+    out = safe_markdown(text, {SOURCE})
+    assert out == ("see `http://attacker.example/a`, `WWW.attacker.example`, `http\\://escaped.example` and "
+                   "`bob@attacker.example`")  # code spans: GFM links bare URLs even when their marks are escaped
+    assert "http&#58;//x.example" not in safe_markdown("http&#58;//x.example")  # an entity is a URL once decoded
 
 
 def test_links_to_the_runs_own_sources_stay_links_and_everything_else_stays_as_written():
@@ -61,7 +64,7 @@ def test_code_keeps_its_text_and_a_bad_rewrite_falls_back_to_plain_text():
     plain = plain_markdown("![x](http://a.example) <b>*hi*</b>\nnext")
     html = rendered(plain)
     assert "<img" not in html and "<b>" not in html and "<em>" not in html and "href" not in html
-    assert "![x](http://a.example) &lt;b&gt;*hi*&lt;/b&gt;<br />\nnext" in html
+    assert "![x](<code>http://a.example</code>) &lt;b&gt;*hi*&lt;/b&gt;<br />\nnext" in html
 
 
 def test_source_links_are_the_http_urls_of_the_runs_sources():
