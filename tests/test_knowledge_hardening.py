@@ -205,3 +205,12 @@ def test_a_store_folder_deleted_while_running_is_recreated(settings):
     assert fresh.names() == []
     report = fresh.ingest([], "notes", files={"notes.md": NOTES.encode()})
     assert report.added["notes.md"] > 0 and fresh.names() == ["notes"]
+
+
+def test_streamlits_upload_limit_matches_the_file_size_limit():
+    import tomllib
+
+    from core.config import PROJECT_ROOT, Settings
+
+    config = tomllib.loads((PROJECT_ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["maxUploadSize"] == Settings().max_file_mb
