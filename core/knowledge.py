@@ -63,6 +63,7 @@ class IngestReport:
 # ---------------------------------------------------------------- the store
 
 _clients: dict[str, object] = {}
+_generations: dict[str, int] = {}  # directory -> how many clients were opened on it (a recreated store counts up)
 _clients_lock = threading.Lock()
 
 
@@ -84,7 +85,15 @@ def _client(path: Path):
             _clients[key] = chromadb.PersistentClient(
                 path=key, settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True)
             )
+            _generations[key] = _generations.get(key, 0) + 1
         return _clients[key]
+
+
+def store_generation(data_path: Path) -> int:
+    """A number that changes when the store under ``data_path`` was recreated: cached facts about it expire."""
+    path = data_path / "chroma"
+    _client(path)
+    return _generations[str(path.resolve())]
 
 
 class KnowledgeBase:

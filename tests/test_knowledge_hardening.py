@@ -8,9 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from app_support import app_data, assert_clean, open_page  # noqa: F401
 from langchain_core.embeddings import Embeddings
 from pypdf import PdfWriter
 
+import core.knowledge
 from core.__main__ import main
 from core.config import load_settings
 from core.knowledge import EMBED_BATCH, SAMPLES_DIR, KnowledgeBase, KnowledgeError, load_file
@@ -205,6 +207,16 @@ def test_a_store_folder_deleted_while_running_is_recreated(settings):
     assert fresh.names() == []
     report = fresh.ingest([], "notes", files={"notes.md": NOTES.encode()})
     assert report.added["notes.md"] > 0 and fresh.names() == ["notes"]
+
+
+def test_the_app_indexes_its_samples_again_after_the_store_folder_is_deleted(app_data, monkeypatch):
+    monkeypatch.setattr(core.knowledge, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
+    at = open_page("pages/9_Knowledge_base.py")
+    assert len([e for e in at.expander if e.label.startswith("**")]) == 4
+    shutil.rmtree(app_data / "chroma")
+    at.run()
+    assert_clean(at)
+    assert [e.label.split("**")[1] for e in at.expander if e.label.startswith("**")] == ["restaurant_wine"]
 
 
 def test_streamlits_upload_limit_matches_the_file_size_limit():

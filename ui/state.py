@@ -139,9 +139,11 @@ def _indexed() -> tuple[set, threading.Lock]:
 
 def ensure_samples(settings: Settings) -> bool:
     """Index the shipped sample corpora on first use, with a progress bar; False (and a message) on failure."""
-    from core.knowledge import KnowledgeBase
+    from core.knowledge import KnowledgeBase, store_generation
 
-    key = (str(settings.data_path.resolve()), settings.embedding_provider, settings.embedding_model)
+    # a store folder deleted while the app runs is recreated empty: its samples are indexed again
+    key = (str(settings.data_path.resolve()), settings.embedding_provider, settings.embedding_model,
+           store_generation(settings.data_path))
     done, lock = _indexed()
     if key in done:
         return True
