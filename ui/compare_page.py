@@ -8,6 +8,7 @@ A finished comparison is saved by core and shown again from disk, the same way a
 from __future__ import annotations
 
 import re
+import time
 
 import altair as alt
 import pandas as pd
@@ -21,7 +22,7 @@ from core.render import safe_markdown, source_links
 from core.runner import RunInputError, check_question
 from ui.graph_view import graph_diagram
 from ui.i18n import t, termination_label
-from ui.live import describe, progress_label
+from ui.live import REDRAW_SECONDS, describe, progress_label
 from ui.pages import page_for, pattern_title
 from ui.sidebar import sidebar
 from ui.sources import sources_panel
@@ -88,6 +89,7 @@ class _LiveColumn:
             self.figures = st.empty()
         self.text = ""
         self.streaming = False
+        self.drawn = 0.0
 
     def show(self, event: dict) -> None:
         kind = event["type"]
@@ -96,8 +98,12 @@ class _LiveColumn:
                 self.text = ""
             self.streaming = True
             self.text += event["text"]
-            self.answer.markdown(column_markdown(safe_markdown(self.text)))
+            if time.monotonic() - self.drawn >= REDRAW_SECONDS:  # checking parses the whole text: not on every token
+                self.answer.markdown(column_markdown(safe_markdown(self.text)))
+                self.drawn = time.monotonic()
             return
+        if self.streaming:  # the generation ended: show all of it
+            self.answer.markdown(column_markdown(safe_markdown(self.text)))
         self.streaming = False
         if kind == "progress":
             self.status.update(label=progress_label(event), expanded=True)

@@ -6,12 +6,15 @@ thread that owns the ScriptRunContext.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import streamlit as st
 
 from core.render import plain_markdown, safe_markdown
 from ui.i18n import STRINGS, t, termination_label
+
+REDRAW_SECONDS = 0.2  # a streamed answer is re-checked and redrawn at most this often
 
 
 def describe(event: dict) -> str:
@@ -63,11 +66,17 @@ def _tokens(first: dict, events: _Pushback) -> Iterator[str]:
 
 
 def _stream_answer(tokens: Iterator[str]) -> None:
-    """The answer as it streams, made safe as a whole on each token (st.write_stream would render raw Markdown)."""
-    slot, text = st.empty(), ""
+    """The answer as it streams, made safe as a whole (st.write_stream would render raw Markdown).
+
+    Checking means parsing the whole text, so it is redrawn at most every REDRAW_SECONDS, and at the end.
+    """
+    slot, text, drawn = st.empty(), "", 0.0
     for token in tokens:
         text += token
-        slot.markdown(safe_markdown(text))
+        if time.monotonic() - drawn >= REDRAW_SECONDS:
+            slot.markdown(safe_markdown(text))
+            drawn = time.monotonic()
+    slot.markdown(safe_markdown(text))
 
 
 def run_live(events: Iterator[dict], on_start=None) -> dict | None:
