@@ -30,6 +30,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _collection_name(text: str) -> str:
+    """An argparse type: a name Chroma accepts, refused here with the rule instead of Chroma's error."""
+    from core.knowledge import valid_collection_name
+
+    if not valid_collection_name(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a valid collection name: use 3-63 letters, digits, '.', "
+                                         "'_' or '-', starting and ending with a letter or digit")
+    return text
+
+
 def _knowledge(settings: Settings):
     from core.knowledge import KnowledgeBase
 
@@ -67,10 +77,14 @@ def cmd_doctor(settings: Settings, args) -> int:
 
 
 def cmd_ingest(settings: Settings, args) -> int:
-    from core.knowledge import KnowledgeBase
+    from core.knowledge import KnowledgeBase, KnowledgeError
 
-    kb = KnowledgeBase(settings)
-    report = kb.ingest([Path(p) for p in args.paths], args.collection, progress=_progress)
+    try:
+        report = KnowledgeBase(settings).ingest([Path(p) for p in args.paths], args.collection, progress=_progress,
+                                                replace=args.replace)
+    except KnowledgeError as exc:  # read-only mode, a collection indexed with another embedder
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     for source, count in report.added.items():
         print(f"ok     {source}: {count} chunks -> {args.collection}")
     for _name, reason in report.errors.items():
@@ -223,7 +237,9 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("ingest", help="index .txt/.md/.pdf files into a collection")
     p.add_argument("paths", nargs="+")
-    p.add_argument("--collection", default="documents")
+    p.add_argument("--collection", default="documents", type=_collection_name)
+    p.add_argument("--replace", action="store_true",
+                   help="replace a same-named document that was indexed from another folder")
 
     p = sub.add_parser("ask", help="run a pattern on a question")
     p.add_argument("question")

@@ -61,6 +61,16 @@ class Settings:
     max_concurrency: int = 8
     max_concurrent_runs: int = 4  # runs at once in this process (chats, comparisons); more wait their turn
     max_iterations: int = 5
+    # shared deployments: a password asked once per browser session, a read-only mode, and
+    # whether visitors may point the app at their own model servers (off: configured URLs only)
+    app_password: str = ""
+    read_only: bool = False
+    allow_custom_endpoints: bool = True
+    # limits per ingested file (server.maxUploadSize in .streamlit/config.toml matches max_file_mb)
+    max_file_mb: int = 20
+    max_pdf_pages: int = 500
+    max_file_chars: int = 2_000_000
+    max_file_chunks: int = 5_000
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -70,6 +80,11 @@ class Settings:
     @property
     def data_path(self) -> Path:
         return Path(self.data_dir)
+
+    @property
+    def custom_endpoints(self) -> bool:
+        """Whether a visitor may type model-server URLs (never in read-only mode)."""
+        return self.allow_custom_endpoints and not self.read_only
 
     def public(self) -> dict:
         """Settings as a dict safe to display or persist: secrets become '***' or ''."""
@@ -84,6 +99,32 @@ class Settings:
     def __repr__(self) -> str:  # never print secrets by accident
         shown = ", ".join(f"{k}={v!r}" for k, v in self.public().items() if k != "extra")
         return f"Settings({shown})"
+
+
+# base-URL field -> the key field sent with it (Ollama has no key)
+ENDPOINT_KEYS = {"openai_base_url": "openai_api_key", "compat_base_url": "compat_api_key", "ollama_host": None}
+
+
+def with_visitor_endpoints(base: Settings, urls: dict, keys: dict) -> Settings:
+    """``base`` with the URLs and keys a browser visitor typed, never pairing the server's key with their URL.
+
+    A URL that differs from the configured one is sent the visitor's own key or none at all; with
+    custom endpoints off (or read-only) the typed URLs are ignored.
+    """
+    changes: dict = {}
+    for url_field, key_field in ENDPOINT_KEYS.items():
+        configured = getattr(base, url_field)
+        url = (urls.get(url_field) or "").strip() if base.custom_endpoints else ""
+        custom = bool(url) and url.rstrip("/") != configured.rstrip("/")
+        if custom:
+            changes[url_field] = url
+        if key_field:
+            typed = (keys.get(key_field) or "").strip()
+            if typed:
+                changes[key_field] = typed
+            elif custom:
+                changes[key_field] = ""
+    return base.with_(**changes)
 
 
 def _secrets_toml(root: Path) -> dict:

@@ -24,6 +24,7 @@ from pydantic import BaseModel, BeforeValidator, Field
 from core import graders
 from core.config import Settings
 from core.prompts import agents as P
+from core.prompts import fence
 
 FORMAT_VERSION = 1
 GRAPH_MAX_CHUNKS = 40  # per collection: the extraction cost of one build stays bounded
@@ -124,7 +125,7 @@ def build_graph(model, docs: list[Document], collection: str, max_concurrency: i
 
     ``progress(done, total)`` is called as each chunk's extraction ends.
     """
-    humans = [f"<document>\n{d.page_content}\n</document>" for d in docs]
+    humans = [fence(d.page_content) for d in docs]
     outcomes = graders.ask_many(model, Extraction, P.GRAPH_EXTRACT_SYSTEM, humans, Extraction(relations=[]),
                                 max_concurrency, progress)
     graph = nx.MultiDiGraph()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from core.config import Settings
+from core.render import safe_markdown, source_links
 from core.secrets import redact_all
 
 RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
@@ -44,7 +45,7 @@ def to_json(result: dict, settings: Settings | None = None) -> str:
 def _cell(value) -> str:
     text = "" if value is None else (json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list))
                                       else str(value))
-    return " ".join(text.split()).replace("|", "\\|")
+    return safe_markdown(" ".join(text.split()).replace("|", "\\|"))  # a viewer must not fetch what a run wrote
 
 
 def _table(header: tuple, rows: list[tuple]) -> list[str]:
@@ -66,11 +67,12 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
     h = "#" * level
     out = [title, ""]
     if rec.get("standalone_question") and rec["standalone_question"] != rec.get("question"):
-        out += [f"Standalone question: {rec['standalone_question']}", ""]
-    out += [f"{h} Answer", "", rec.get("answer") or "_(no answer)_", ""]
+        out += [f"Standalone question: {_cell(rec['standalone_question'])}", ""]
+    out += [f"{h} Answer", "", safe_markdown(rec.get("answer") or "_(no answer)_", source_links(rec)), ""]
     if rec.get("error"):
-        out += [f"**Error:** {rec['error']}", ""]
-    out += [f"**Stopped:** `{rec.get('termination_reason') or '-'}` {rec.get('termination_message') or ''}".rstrip(),
+        out += [f"**Error:** {safe_markdown(rec['error'])}", ""]
+    out += [f"**Stopped:** `{rec.get('termination_reason') or '-'}` {safe_markdown(rec.get('termination_message') or '')}"
+            .rstrip(),
             "", f"Path: {' → '.join(rec.get('path') or [])}",
             f"Model: {rec.get('provider', '?')} / {rec.get('model', '?')} · {rec.get('llm_calls', 0)} LLM calls · "
             f"{rec.get('tokens', 0)} tokens · {rec.get('ms', 0)} ms", ""]
@@ -79,8 +81,8 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
         for src in rec["sources"]:
             where = src.get("url") or f"{src.get('source', '?')}, p.{src.get('page')}"
             score = f" · score {src['score']:.3f}" if isinstance(src.get("score"), (int, float)) else ""
-            out += [f"[{src.get('n')}] {src.get('title') or src.get('source')} ({where}){score}", "",
-                    "> " + _cell(src.get("text"))[:600], ""]
+            out += [safe_markdown(f"[{src.get('n')}] {src.get('title') or src.get('source')} ({where}){score}"), "",
+                    "> " + _cell(str(src.get("text") or "")[:600]), ""]
     if rec.get("trace"):
         out += [f"{h} Trace", ""] + _table(TRACE_COLUMNS, [tuple(e.get(c) for c in TRACE_COLUMNS)
                                                           for e in rec["trace"]]) + [""]

@@ -20,6 +20,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, Field, create_model
 
+from core.prompts import fence
 from core.prompts import workflow as P
 
 PARSE_ERRORS = (OutputParserException, ValueError, KeyError, TypeError)  # ValidationError, JSONDecodeError
@@ -157,7 +158,7 @@ def _counted(runnable, total: int, progress: Callable[[int, int], None]):
 
 
 def _doc(doc: Document) -> str:
-    return f"<document>\n{doc.page_content}\n</document>"
+    return fence(doc.page_content)
 
 
 # ---------------------------------------------------------------- graders
@@ -235,7 +236,7 @@ def grade_strips(model, question: str, strips_per_doc: list[list[str]],
             outcomes[i] = Outcome(StripVerdicts(verdicts=[]))
     for n, indexes in by_size.items():  # one schema per strip count; usually one or two sizes
         humans = [f"Question: {question}\n\n" + "\n".join(
-            f"{j}. <document>{s}</document>" for j, s in enumerate(strips_per_doc[i], 1)) for i in indexes]
+            f"{j}. {fence(s, inline=True)}" for j, s in enumerate(strips_per_doc[i], 1)) for i in indexes]
         results = ask_many(model, _strip_schema(n), P.STRIP_SYSTEM, humans,
                            StripVerdicts(verdicts=["yes"] * n), max_concurrency)
         for i, outcome in zip(indexes, results):
@@ -245,13 +246,13 @@ def grade_strips(model, question: str, strips_per_doc: list[list[str]],
 
 def grade_grounded(model, docs: list[Document], answer: str) -> Outcome[Grounded]:
     """Is every fact in the answer in the documents? Fallback: no (do not accept unverified text)."""
-    human = "\n\n".join(_doc(d) for d in docs) + f"\n\n<answer>\n{answer}\n</answer>"
+    human = "\n\n".join(_doc(d) for d in docs) + "\n\n" + fence(answer, "answer")
     return ask(model, Grounded, P.HALLUCINATION_SYSTEM, human, Grounded(grounded="no"))
 
 
 def grade_usefulness(model, question: str, answer: str) -> Outcome[Usefulness]:
     """useful yes/no and a 1-5 score. Fallback: no, 3 (regenerate, do not accept)."""
-    human = f"Question: {question}\n\n<answer>\n{answer}\n</answer>"
+    human = f"Question: {question}\n\n" + fence(answer, "answer")
     return ask(model, Usefulness, P.USEFULNESS_SYSTEM, human, Usefulness(useful="no", score=3))
 
 

@@ -1,4 +1,4 @@
-"""Knowledge base: Chroma collections, loaders, chunking, ingestion and the sample corpora."""
+"""Knowledge base: Chroma collections, ingestion, re-indexing and the sample corpora (files are read in core.loaders)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,18 @@ import functools
 import hashlib
 import re
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
-from langchain_text_splitters import RecursiveCharacterTextSplitter
 
 from core.config import Settings
 from core.embeddings import embedding_model_id, get_embeddings
+from core.loaders import SUPPORTED_SUFFIXES, KnowledgeError, load_file, split_documents  # noqa: F401 - re-exported
 
-SUPPORTED_SUFFIXES = (".txt", ".md", ".pdf")
 SAMPLES_DIR = Path(__file__).resolve().parent / "samples"
 # collection name -> shipped file; indexed automatically on first use
 SAMPLE_COLLECTIONS = {
@@ -27,6 +27,8 @@ SAMPLE_COLLECTIONS = {
     "usa_ict": "usa_ict_policy.pdf",
 }
 EMBED_BATCH = 32
+REINDEX_OF = "reindex_of"  # marks a re-index's temporary collection (never shown, never a user's)
+ORIGIN = "origin"  # where a file from disk came from: two folders' notes.md must not replace each other
 
 Progress = Callable[[int, int, str], None]  # (done, total, label)
 
@@ -39,12 +41,12 @@ def valid_collection_name(name: str) -> bool:
     return bool(COLLECTION_NAME.match(name)) and ".." not in name
 
 
-class KnowledgeError(ValueError):
-    """A problem the user can fix: bad file, unknown collection, wrong embedder."""
-
-
 class EmbeddingMismatchError(KnowledgeError):
     pass
+
+
+class ReadOnlyError(KnowledgeError):
+    """A change to the knowledge base in read-only mode."""
 
 
 @dataclass
@@ -58,90 +60,40 @@ class IngestReport:
         return sum(self.added.values())
 
 
-# ---------------------------------------------------------------- loading and chunking
-
-
-def load_file(path: Path, data: bytes | None = None) -> list[Document]:
-    """Read one file into page-level Documents (one per PDF page, one for text files)."""
-    name = path.name
-    suffix = path.suffix.lower()
-    if suffix not in SUPPORTED_SUFFIXES:
-        raise KnowledgeError(f"{name}: unsupported file type {suffix or '(none)'}; use .txt, .md or .pdf")
-    raw = data if data is not None else path.read_bytes()
-    if suffix == ".pdf":
-        return _load_pdf(name, raw)
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise KnowledgeError(f"{name}: not UTF-8 text; save it as UTF-8 and try again") from None
-    if not text.strip():
-        raise KnowledgeError(f"{name}: the file is empty")
-    heading = re.search(r"^#\s+(.+)$", text, re.M)
-    title = heading.group(1).strip() if heading else path.stem
-    return [Document(page_content=text, metadata={"source": name, "title": title, "page": 1})]
-
-
-def _load_pdf(name: str, raw: bytes) -> list[Document]:
-    import io
-
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
-
-    try:
-        reader = PdfReader(io.BytesIO(raw))
-        title = (reader.metadata.title if reader.metadata else None) or Path(name).stem
-        pages = [(i + 1, page.extract_text() or "") for i, page in enumerate(reader.pages)]
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise KnowledgeError(f"{name}: cannot read this PDF ({exc.__class__.__name__}: {exc})") from None
-    docs = [
-        Document(page_content=text, metadata={"source": name, "title": str(title), "page": number})
-        for number, text in pages
-        if text.strip()
-    ]
-    if not docs:
-        raise KnowledgeError(f"{name}: the PDF has no extractable text (scanned images are not supported)")
-    return docs
-
-
-def split_documents(pages: list[Document], chunk_size: int, chunk_overlap: int) -> list[Document]:
-    """Chunk pages, giving each chunk a stable id derived from source, page and position."""
-    if chunk_overlap >= chunk_size:
-        raise KnowledgeError(f"chunk overlap ({chunk_overlap}) must be smaller than chunk size ({chunk_size})")
-    splitter = RecursiveCharacterTextSplitter(
-        chunk_size=chunk_size,
-        chunk_overlap=chunk_overlap,
-        separators=["\n## ", "\n### ", "\n\n", "\n", ". ", "다. ", " ", ""],
-    )
-    chunks: list[Document] = []
-    for page in pages:
-        for index, text in enumerate(splitter.split_text(page.page_content)):
-            meta = dict(page.metadata)
-            key = f"{meta['source']}|{meta['page']}|{index}"
-            meta["chunk_id"] = hashlib.sha1(key.encode()).hexdigest()[:16]
-            meta["chunk_index"] = index
-            chunks.append(Document(page_content=text.strip(), metadata=meta, id=meta["chunk_id"]))
-    return chunks
-
-
 # ---------------------------------------------------------------- the store
 
 _clients: dict[str, object] = {}
+_generations: dict[str, int] = {}  # directory -> how many clients were opened on it (a recreated store counts up)
 _clients_lock = threading.Lock()
 
 
 def _client(path: Path):
-    """One Chroma client per directory per process (Chroma itself expects that)."""
+    """One Chroma client per directory per process (Chroma itself expects that).
+
+    A store folder deleted while the process runs gets a fresh, empty store here; a client kept on
+    the deleted files would answer "attempt to write a readonly database" until a restart.
+    """
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
     key = str(path.resolve())
     with _clients_lock:
+        if key in _clients and not (path / "chroma.sqlite3").is_file():
+            _clients.pop(key).close()
         if key not in _clients:
             path.mkdir(parents=True, exist_ok=True)
             _clients[key] = chromadb.PersistentClient(
                 path=key, settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True)
             )
+            _generations[key] = _generations.get(key, 0) + 1
         return _clients[key]
+
+
+def store_generation(data_path: Path) -> int:
+    """A number that changes when the store under ``data_path`` was recreated: cached facts about it expire."""
+    path = data_path / "chroma"
+    _client(path)
+    return _generations[str(path.resolve())]
 
 
 class KnowledgeBase:
@@ -158,7 +110,12 @@ class KnowledgeBase:
     # -- collections
 
     def names(self) -> list[str]:
-        return sorted(c.name if hasattr(c, "name") else str(c) for c in self.client.list_collections())
+        """The collections, without the temporary one of a re-index in progress."""
+        return sorted(c.name for c in self.client.list_collections() if REINDEX_OF not in (c.metadata or {}))
+
+    def _writable(self, action: str) -> None:
+        if self.settings.read_only:
+            raise ReadOnlyError(f"read-only mode (RAG_READ_ONLY): {action} is switched off")
 
     def exists(self, name: str) -> bool:
         return name in self.names()
@@ -197,10 +154,12 @@ class KnowledgeBase:
                 "sources": sources}
 
     def delete_collection(self, name: str) -> None:
+        self._writable("deleting a collection")
         self._raw(name)
         self.client.delete_collection(name)
 
     def delete_source(self, name: str, source: str) -> int:
+        self._writable("deleting a document")
         col = self._raw(name)
         ids = col.get(where={"source": source})["ids"]
         if ids:
@@ -217,50 +176,105 @@ class KnowledgeBase:
     # -- ingestion
 
     def ingest(self, paths: list[Path], collection: str, progress: Progress | None = None,
-               files: dict[str, bytes] | None = None) -> IngestReport:
+               files: dict[str, bytes] | None = None, replace: bool = False) -> IngestReport:
         """Index files into a collection; a bad file is reported and the others still go in.
 
-        ``files`` maps file names to bytes (uploads); ``paths`` are read from disk.
+        ``files`` maps file names to bytes (uploads); ``paths`` are read from disk. A file from disk
+        replaces a same-named document indexed from another folder only with ``replace``.
         """
+        self._writable("indexing files")
+        if not valid_collection_name(collection):
+            raise KnowledgeError(f"{collection!r} is not a valid collection name: use 3-63 letters, digits, '.', "
+                                 "'_' or '-', starting and ending with a letter or digit")
+        return self._ingest(paths, collection, progress, files, replace)
+
+    def _ingest(self, paths: list[Path], collection: str, progress: Progress | None,
+                files: dict[str, bytes] | None, replace: bool = False) -> IngestReport:
         report = IngestReport(collection)
         items: list[tuple[Path, bytes | None]] = [(Path(p), None) for p in paths]
         items += [(Path(name), data) for name, data in (files or {}).items()]
+        origins: dict[str, str] = {}  # file name -> where it came from, in this batch
         store = None
         for path, data in items:
+            origin = str(path.resolve()) if data is None else ""
             try:
+                if path.name in origins:
+                    raise KnowledgeError(f"{path.name}: two files of this name in one batch ({origins[path.name] or 'upload'}"
+                                         f" and {origin or 'upload'}); rename one or index them into different collections")
+                origins[path.name] = origin
                 if data is None and not path.is_file():
                     raise KnowledgeError(f"{path.name}: file not found")
-                chunks = split_documents(load_file(path, data), self.settings.chunk_size,
+                chunks = split_documents(load_file(path, data, self.settings), self.settings.chunk_size,
                                          self.settings.chunk_overlap)
+                if len(chunks) > self.settings.max_file_chunks:
+                    raise KnowledgeError(f"{path.name}: {len(chunks):,} chunks is over the {self.settings.max_file_chunks:,}"
+                                         " chunk limit (RAG_MAX_FILE_CHUNKS); split the file or raise the chunk size")
+                store = store or self.store(collection, create=True)
+                old = self._source_ids(collection, path.name, origin, replace)
             except KnowledgeError as exc:
                 report.errors[path.name] = str(exc)
                 continue
             except OSError as exc:
                 report.errors[path.name] = f"{path.name}: {exc.strerror or exc}"
                 continue
-            store = store or self.store(collection, create=True)
-            self.delete_source(collection, path.name)  # re-ingest replaces, never duplicates
-            for start in range(0, len(chunks), EMBED_BATCH):
-                batch = chunks[start:start + EMBED_BATCH]
-                store.add_documents(batch, ids=[c.id for c in batch])
-                if progress:
-                    progress(start + len(batch), len(chunks), path.name)
+            for chunk in chunks:
+                if origin:
+                    chunk.metadata[ORIGIN] = origin
+            # new chunks first, stale ones last: a failure half-way leaves the old document whole
+            try:
+                for start in range(0, len(chunks), EMBED_BATCH):
+                    batch = chunks[start:start + EMBED_BATCH]
+                    store.add_documents(batch, ids=[c.id for c in batch])
+                    if progress:
+                        progress(start + len(batch), len(chunks), path.name)
+            except Exception as exc:  # an embedding server gone, a full disk: this file fails, the old one stays
+                self._rollback(collection, sorted({c.id for c in chunks} - set(old)))
+                report.errors[path.name] = f"{path.name}: not indexed ({exc.__class__.__name__}: {exc})"
+                continue
+            stale = sorted(set(old) - {c.id for c in chunks})
+            if stale:
+                self._raw(collection).delete(ids=stale)
             report.added[path.name] = len(chunks)
         return report
+
+    def _rollback(self, collection: str, added: list[str]) -> None:
+        """Remove the chunks a failed ingest added; if the store fails here too, the first error is the one reported."""
+        try:
+            if added:
+                self._raw(collection).delete(ids=added)
+        except Exception:
+            pass
+
+    def _source_ids(self, collection: str, source: str, origin: str, replace: bool) -> list[str]:
+        """Ids of the chunks a re-ingest of ``source`` replaces; refuses a same-named file from another folder."""
+        got = self._raw(collection).get(where={"source": source}, include=["metadatas"])
+        before = {(m or {}).get(ORIGIN) or "" for m in got["metadatas"] or []}
+        others = sorted(o for o in before if o and origin and o != origin)
+        if others and not replace:
+            raise KnowledgeError(f"{source}: a file of this name from {others[0]} is already in {collection!r}; rename "
+                                 "this one, use another collection, or replace it (ingest --replace)")
+        return got["ids"]
 
     def reindex(self, name: str, progress: Progress | None = None) -> int:
         """Re-embed a collection's chunks with this knowledge base's embedder; return the chunk count.
 
-        The new index is built beside the old one and swapped in at the end, so a failing embedder
-        leaves the collection as it was.
+        The new index is built beside the old one, in a temporary collection of a fresh name marked as
+        ours, and swapped in at the end: a failing embedder leaves the collection as it was, and no
+        user collection is ever overwritten.
         """
+        from langchain_chroma import Chroma
+
+        self._writable("re-indexing")
         chunks = self.chunks(name, limit=None)
         old_meta = {k: v for k, v in (self.client.get_collection(name).metadata or {}).items()
                     if not k.startswith("hnsw:") and k != "embedding_model"}
-        temp = f"{name[:50]}-reindex"
-        if self.exists(temp):
-            self.client.delete_collection(temp)
-        store = self.store(temp, create=True)
+        for leftover in self.client.list_collections():  # an interrupted re-index of this collection
+            if (leftover.metadata or {}).get(REINDEX_OF) == name:
+                self.client.delete_collection(leftover.name)
+        temp = f"{name[:40]}-reindex-{uuid.uuid4().hex[:12]}"
+        self.client.create_collection(temp, metadata={"hnsw:space": "cosine", "embedding_model": self.model_id,
+                                                      REINDEX_OF: name})  # raises rather than reuse a name
+        store = Chroma(client=self.client, collection_name=temp, embedding_function=self.embeddings)
         try:
             for start in range(0, len(chunks), EMBED_BATCH):
                 batch = chunks[start:start + EMBED_BATCH]
@@ -272,7 +286,7 @@ class KnowledgeBase:
             raise
         self.client.delete_collection(name)
         fresh = self.client.get_collection(temp)
-        kept = {k: v for k, v in (fresh.metadata or {}).items() if not k.startswith("hnsw:")}
+        kept = {k: v for k, v in (fresh.metadata or {}).items() if not k.startswith("hnsw:") and k != REINDEX_OF}
         # Chroma refuses hnsw:* keys in modify(), even unchanged; the sample digest carries over
         fresh.modify(name=name, metadata={**old_meta, **kept})
         return len(chunks)
@@ -304,7 +318,7 @@ class KnowledgeBase:
                 if meta.get("sample_digest") == digest and meta.get("embedding_model") == self.model_id:
                     continue
                 self.client.delete_collection(name)  # ours, derived from a shipped file: safe to rebuild
-            report = self.ingest([path], name, progress)
+            report = self._ingest([path], name, progress, None)  # also in read-only mode: the app needs them
             if report.errors:
                 raise KnowledgeError("; ".join(report.errors.values()))
             col = self._raw(name)

@@ -119,6 +119,8 @@ def _openai_style_check(provider: str, base_url: str, key: str, model: str) -> P
 
 def list_models(settings: Settings, provider: str) -> list[str]:
     """Model names the provider offers right now; empty when it cannot be asked."""
+    if provider != "embedded" and not settings.custom_endpoints:
+        return []  # shared deployments do not probe model servers for visitors (RAG_ALLOW_CUSTOM_ENDPOINTS)
     try:
         if provider == "ollama":
             resp = httpx.get(settings.ollama_host.rstrip("/") + "/api/tags", timeout=CHECK_TIMEOUT)
@@ -128,7 +130,7 @@ def list_models(settings: Settings, provider: str) -> list[str]:
                          if provider == "openai" else (settings.compat_base_url, settings.compat_api_key))
             if provider == "openai" and not key:
                 return []
-            resp = httpx.get(base.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"},
+            resp = httpx.get(base.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"} if key else {},
                              timeout=CHECK_TIMEOUT)
             return sorted(m.get("id", "") for m in resp.json().get("data", []))
     except (httpx.HTTPError, ValueError, KeyError):

@@ -13,7 +13,7 @@ from urllib.parse import quote, quote_plus
 
 # provider -> the setting that holds its key (the sidebar offers these for typing)
 PROVIDER_KEY_FIELDS = {"openai": "openai_api_key", "openai-compatible": "compat_api_key"}
-SECRET_FIELDS = (*PROVIDER_KEY_FIELDS.values(), "tavily_api_key")
+SECRET_FIELDS = (*PROVIDER_KEY_FIELDS.values(), "tavily_api_key", "app_password")
 MASK = "***"
 # an Authorization header value, whatever the token is (a key we do not know, or one in an odd form)
 _BEARER = re.compile(r"\b([Bb]earer)(\s+|%20|\+)(?!\*\*\*)[^\s'\"\\,;)\]}]+")

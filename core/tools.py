@@ -21,6 +21,7 @@ from core.context import RunContext
 from core.knowledge import KnowledgeError
 from core.patterns.common import sources_from
 from core.prompts import agents as P
+from core.prompts import escape_fences, fence
 from core.review import normalise_decision, tool_approval
 from core.trace import doc_ref, event
 
@@ -105,7 +106,7 @@ def format_labelled(docs: list[Document], chars: int | None = OBSERVATION_DOC_CH
     blocks = []
     for doc in docs:
         text = doc.page_content if chars is None else doc.page_content[:chars]
-        blocks.append(f"[Source: {source_label(doc)}]\n<document>\n{text}\n</document>")
+        blocks.append(f"[Source: {escape_fences(source_label(doc))}]\n{fence(text)}")
     return "\n\n".join(blocks)
 
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.config import Settings
 from core.patterns import Pattern, get_pattern
+from core.render import safe_markdown, source_links
 from core.runner import RunInputError, stream_run, thread_history
 from core.threads import get_registry
 from ui.i18n import t
@@ -53,7 +54,7 @@ def chat_page(pattern_id: str) -> None:
 def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
     result = turn["result"] or {}
     with st.chat_message("user"):
-        st.markdown(turn["question"])
+        st.markdown(safe_markdown(turn["question"]))
     if turn.get("status") == "running":  # a run left moments ago still stopping, or one in another tab
         with st.chat_message("assistant", avatar="⏳"):
             _running_elsewhere(settings, turn["run_id"])
@@ -62,9 +63,9 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
         return  # paused (the review controls stand for the answer)
     with st.chat_message("assistant"):
         if result.get("error"):
-            st.error(result["error"], icon="⚠️")
-        else:
-            st.markdown(turn["answer"] or result.get("termination_message") or "")
+            st.error(safe_markdown(result["error"]), icon="⚠️")
+        else:  # model text: no images, no raw HTML, links only to the run's own sources
+            st.markdown(safe_markdown(turn["answer"] or result.get("termination_message") or "", source_links(result)))
         if result:
             result_details(result, settings, key=key, with_graph=latest)
 
@@ -82,7 +83,7 @@ def _draft(pattern_id: str) -> str | None:
     draft = st.session_state.get("drafts", {}).get(pattern_id)
     if not draft:
         return None
-    st.error(draft["message"], icon="⚠️")
+    st.error(safe_markdown(draft["message"]), icon="⚠️")
     st.caption(t("draft_kept"))
     text = st.text_area(t("question"), value=draft["question"], key=f"draft_{pattern_id}_{draft['n']}")
     return text if st.button(t("send"), key=f"draft_send_{pattern_id}_{draft['n']}") else None
@@ -91,7 +92,7 @@ def _draft(pattern_id: str) -> str | None:
 def _run(pattern: Pattern, question: str, settings: Settings, options: dict, thread_id: str | None) -> None:
     drafts = st.session_state.setdefault("drafts", {})
     with st.chat_message("user"):
-        st.markdown(question)
+        st.markdown(safe_markdown(question))
     with st.chat_message("assistant"):
         try:
             final = run_live(stream_run(pattern.id, question, settings, thread_id=thread_id, **options),

@@ -8,6 +8,7 @@ A finished comparison is saved by core and shown again from disk, the same way a
 from __future__ import annotations
 
 import re
+import time
 
 import altair as alt
 import pandas as pd
@@ -17,10 +18,11 @@ from core.compare import is_running, list_comparisons, load_comparison, metrics_
 from core.config import Settings
 from core.export import comparison_to_json, comparison_to_markdown
 from core.patterns import pattern_ids
+from core.render import safe_markdown, source_links
 from core.runner import RunInputError, check_question
 from ui.graph_view import graph_diagram
 from ui.i18n import t, termination_label
-from ui.live import describe, progress_label
+from ui.live import REDRAW_SECONDS, describe, progress_label
 from ui.pages import page_for, pattern_title
 from ui.sidebar import sidebar
 from ui.sources import sources_panel
@@ -87,6 +89,7 @@ class _LiveColumn:
             self.figures = st.empty()
         self.text = ""
         self.streaming = False
+        self.drawn = 0.0
 
     def show(self, event: dict) -> None:
         kind = event["type"]
@@ -95,8 +98,12 @@ class _LiveColumn:
                 self.text = ""
             self.streaming = True
             self.text += event["text"]
-            self.answer.markdown(column_markdown(self.text))
+            if time.monotonic() - self.drawn >= REDRAW_SECONDS:  # checking parses the whole text: not on every token
+                self.answer.markdown(column_markdown(safe_markdown(self.text)))
+                self.drawn = time.monotonic()
             return
+        if self.streaming:  # the generation ended: show all of it
+            self.answer.markdown(column_markdown(safe_markdown(self.text)))
         self.streaming = False
         if kind == "progress":
             self.status.update(label=progress_label(event), expanded=True)
@@ -114,11 +121,12 @@ class _LiveColumn:
     def finish(self, result: dict) -> None:
         if result.get("error"):
             self.status.update(label=t("run_failed"), state="error", expanded=False)
-            self.answer.error(result["error"], icon="⚠️")
+            self.answer.error(safe_markdown(result["error"]), icon="⚠️")
         else:
             reason = termination_label(result.get("termination_reason", ""))
             self.status.update(label=t("run_done", reason=reason), state="complete", expanded=False)
-            self.answer.markdown(column_markdown(result.get("answer") or result.get("termination_message") or ""))
+            self.answer.markdown(column_markdown(safe_markdown(result.get("answer") or result.get("termination_message") or "",
+                                                               source_links(result))))
         self.figures.caption(run_figures(result))
 
 
@@ -170,7 +178,7 @@ def _past(settings: Settings, form: dict) -> None:
 
 def comparison_view(record: dict, settings: Settings) -> None:
     """A finished comparison: a column per pattern, the metrics table, the chart, the exports."""
-    st.subheader(record.get("question", ""))
+    st.subheader(safe_markdown(record.get("question", "")))
     st.caption(f"{record.get('date', '')} · {record.get('id', '')}")
     running = is_running(record)
     if running:  # the page that started it was left; its workers still save each run as it ends
@@ -203,9 +211,10 @@ def _result_column(pattern_id: str, result: dict, running: bool = False) -> None
             st.warning(t("no_result"))
         return
     if result.get("error"):
-        st.error(result["error"], icon="⚠️")
+        st.error(safe_markdown(result["error"]), icon="⚠️")
     else:
-        st.markdown(column_markdown(result.get("answer") or result.get("termination_message") or ""))
+        st.markdown(column_markdown(safe_markdown(result.get("answer") or result.get("termination_message") or "",
+                                                  source_links(result))))
     termination_badge(result)
     st.caption(run_figures(result))
     page = page_for(pattern_id)

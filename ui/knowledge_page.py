@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.config import DEFAULT_EMBEDDING_MODELS, EMBEDDING_PROVIDERS, Settings
 from core.knowledge import KnowledgeBase, KnowledgeError, valid_collection_name
+from core.render import plain_markdown
 from ui.i18n import t
 from ui.sidebar import sidebar
 from ui.state import ensure_samples, prefs
@@ -30,10 +31,13 @@ def knowledge_page() -> None:
         return
     for message in st.session_state.pop("kb_messages", []):
         st.success(message)
+    if settings.read_only:  # core refuses the changes too; the page does not offer them
+        st.info(t("read_only_kb"), icon="🔒")
     st.subheader(t("collections"))
     for name in kb.names():
         _collection(kb, name, settings)
-    _upload(kb, settings)
+    if not settings.read_only:
+        _upload(kb, settings)
     _retrieval_test(kb)
 
 
@@ -60,7 +64,7 @@ def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
         st.caption(f"{t('embedding_model')}: {info['embedding_model']} · {t('documents')}: {len(info['sources'])}")
         if info["embedding_model"] != kb.model_id:
             st.warning(t("mismatch", stored=info["embedding_model"], current=kb.model_id))
-            if st.button(t("reindex", current=kb.model_id), key=f"kb_reindex_{name}"):
+            if not settings.read_only and st.button(t("reindex", current=kb.model_id), key=f"kb_reindex_{name}"):
                 bar = st.progress(0.0)
                 try:
                     n = KnowledgeBase(settings).reindex(name, lambda done, total, _: bar.progress(done / max(total, 1)))
@@ -71,8 +75,8 @@ def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
                 st.rerun()
         for source in info["sources"]:
             left, right = st.columns([4, 1])
-            left.markdown(f"📄 `{source}`")
-            if right.button(t("delete_doc"), key=f"kb_del_{name}_{source}"):
+            left.markdown(f"📄 {plain_markdown(source)}")  # an uploaded file's name is the uploader's text
+            if not settings.read_only and right.button(t("delete_doc"), key=f"kb_del_{name}_{source}"):
                 kb.delete_source(name, source)
                 st.session_state.setdefault("kb_messages", []).append(t("deleted", what=f"{name}/{source}"))
                 st.rerun()
@@ -81,6 +85,8 @@ def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
             for doc in kb.chunks(name, source, limit=PREVIEW_CHUNKS):
                 st.caption(f"{t('page')} {doc.metadata.get('page')} · {doc.id}")
                 st.text(doc.page_content[:500])
+        if settings.read_only:
+            return
         sure = st.checkbox(t("confirm_delete"), key=f"kb_sure_{name}")
         if st.button(t("delete_collection"), key=f"kb_delcol_{name}", disabled=not sure, type="primary"):
             kb.delete_collection(name)
@@ -91,7 +97,9 @@ def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
 def _upload(kb: KnowledgeBase, settings: Settings) -> None:
     st.subheader(t("upload"))
     round_ = st.session_state.setdefault("kb_upload_round", 0)  # a new key empties the uploader after indexing
-    files = st.file_uploader(t("files"), accept_multiple_files=True, key=f"kb_files_{round_}")
+    files = st.file_uploader(t("files"), accept_multiple_files=True, key=f"kb_files_{round_}",
+                             help=t("upload_limits", mb=settings.max_file_mb, pages=settings.max_pdf_pages,
+                                    chars=settings.max_file_chars))
     options = [NEW_COLLECTION, *kb.names()]
     collection = st.selectbox(t("collection"), options, key="kb_collection",
                               format_func=lambda name: t("new_collection") if name == NEW_COLLECTION else name)
@@ -107,6 +115,11 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
         return
     if not valid_collection_name(collection or ""):
         st.error(t("bad_name"))
+        return
+    names = [f.name for f in files]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice:  # the uploads are keyed by name: one would silently replace the other
+        st.error(t("duplicate_uploads", name=twice))
         return
     if overlap >= chunk_size:
         st.error(f"{t('chunk_overlap')} < {t('chunk_size')}")

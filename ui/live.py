@@ -6,11 +6,15 @@ thread that owns the ScriptRunContext.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import streamlit as st
 
+from core.render import plain_markdown, safe_markdown
 from ui.i18n import STRINGS, t, termination_label
+
+REDRAW_SECONDS = 0.2  # a streamed answer is re-checked and redrawn at most this often
 
 
 def describe(event: dict) -> str:
@@ -18,12 +22,12 @@ def describe(event: dict) -> str:
     parts = [f"**{event.get('node', '?')}**", event.get("kind", "")]
     if event.get("grader"):
         parts.append(f"`{event['grader']}`")
-    decided = " ".join(str(event[k]) for k in ("target", "verdict") if event.get(k) not in (None, ""))
+    decided = plain_markdown(" ".join(str(event[k]) for k in ("target", "verdict") if event.get(k) not in (None, "")))
     if decided:
         parts.append(decided if event.get("score") is None else f"{decided} ({event['score']})")
     line = " · ".join(parts)
-    if event.get("reason"):
-        line += f" — {str(event['reason'])[:160]}"
+    if event.get("reason"):  # a model's words: shown as plain text
+        line += f" — {plain_markdown(str(event['reason'])[:160])}"
     return line
 
 
@@ -61,6 +65,20 @@ def _tokens(first: dict, events: _Pushback) -> Iterator[str]:
         yield event["text"]
 
 
+def _stream_answer(tokens: Iterator[str]) -> None:
+    """The answer as it streams, made safe as a whole (st.write_stream would render raw Markdown).
+
+    Checking means parsing the whole text, so it is redrawn at most every REDRAW_SECONDS, and at the end.
+    """
+    slot, text, drawn = st.empty(), "", 0.0
+    for token in tokens:
+        text += token
+        if time.monotonic() - drawn >= REDRAW_SECONDS:
+            slot.markdown(safe_markdown(text))
+            drawn = time.monotonic()
+    slot.markdown(safe_markdown(text))
+
+
 def run_live(events: Iterator[dict], on_start=None) -> dict | None:
     """Render the events of one run; return the final ``done`` / ``error`` event.
 
@@ -89,7 +107,7 @@ def run_live(events: Iterator[dict], on_start=None) -> dict | None:
         elif kind == "token":
             generations += 1
             with answer_slot.container(key=f"live_answer_{generations}"):  # the key: a hook for browser tests
-                st.write_stream(_tokens(event, stream))
+                _stream_answer(_tokens(event, stream))
         elif kind in ("done", "error"):
             final = event
     result = (final or {}).get("result") or {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.render import safe_markdown, source_links
 from core.runner import pending_reviews
 from ui.i18n import t, termination_label
 from ui.pages import page_for, pattern_title
@@ -27,7 +28,7 @@ def review_page() -> None:
         st.info(t("no_reviews"))
     for item in items:
         with st.container(border=True, key=f"review_{item['thread_id']}"):
-            st.subheader(f"{pattern_title(item['pattern'])}: {item['question'] or item['title']}")
+            st.subheader(f"{pattern_title(item['pattern'])}: {safe_markdown(item['question'] or item['title'])}")
             paused = str(item["paused_at"])[:19].replace("T", " ")
             st.caption(f"{t('paused_at')} {paused} UTC · {waits_for(item['interrupt'])} · {item['thread_id']}")
             decision = review_controls(item["thread_id"], item["interrupt"])
@@ -43,11 +44,11 @@ def _resumed(result: dict, settings, index: int) -> None:
     with st.container(border=True):
         reason = t("run_paused") if result.get("interrupted") else termination_label(result.get("termination_reason", ""))
         st.success(t("resumed", pattern=pattern_title(result.get("pattern", "")), reason=reason))
-        st.markdown(f"**{t('question')}:** {result.get('question', '')}")
+        st.markdown(f"**{t('question')}:** {safe_markdown(result.get('question', ''))}")
         if result.get("error"):
-            st.error(result["error"], icon="⚠️")
+            st.error(safe_markdown(result["error"]), icon="⚠️")
         elif result.get("answer"):
-            st.markdown(result["answer"])
+            st.markdown(safe_markdown(result["answer"], source_links(result)))
         page = page_for(result.get("pattern", ""))
         if page:
             st.page_link(page, label=t("open_chat"), icon="💬", query_params={"thread": result["thread_id"]})

@@ -8,6 +8,7 @@ import json
 import streamlit as st
 
 from core.config import Settings
+from core.render import safe_markdown
 from core.runner import RunInputError, stream_run
 from ui.i18n import t
 from ui.live import run_live
@@ -40,7 +41,7 @@ def _document_review(payload: dict, key: str) -> dict | None:
         score = f" · {t('score')} {doc['score']:.3f}" if isinstance(doc.get("score"), (int, float)) else ""
         label = f"[{i + 1}] {doc.get('title') or doc.get('source')} — {doc.get('source')}, {t('page')} " \
                 f"{doc.get('page') or '-'}{score}"
-        if not st.checkbox(f"{t('keep')}: {label}", value=True, key=f"{key}_keep_{i}"):
+        if not st.checkbox(f"{t('keep')}: {safe_markdown(label)}", value=True, key=f"{key}_keep_{i}"):
             drop.append(doc["id"])
         with st.container(height=TEXT_HEIGHT, key=f"{key}_text_{i}"):  # the whole chunk, as the model reads it
             st.text(str(doc.get("text", "")))  # plain text: chunks hold markdown
@@ -58,7 +59,7 @@ def _document_review(payload: dict, key: str) -> dict | None:
 
 
 def _tool_approval(payload: dict, key: str) -> dict | None:
-    st.markdown(f"**{t('question')}:** {payload.get('question', '')}")
+    st.markdown(f"**{t('question')}:** {safe_markdown(payload.get('question', ''))}")
     texts = []
     for i, call in enumerate(payload.get("tool_calls") or []):
         texts.append(st.text_area(t("tool_args", name=call["name"]), key=f"{key}_args_{i}", height=100,

@@ -10,8 +10,10 @@ from core.checkpoint import get_checkpointer
 from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings
 from core.models import check
 from core.patterns import get_pattern
+from core.render import safe_markdown
 from core.secrets import PROVIDER_KEY_FIELDS
 from core.threads import get_registry
+from ui.access import require_access
 from ui.i18n import LANGUAGES, t
 from ui.pages import pattern_variants
 from ui.state import bound, current_settings, current_thread, models_for, prefs, set_thread
@@ -26,7 +28,9 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
     """Render the sidebar; return the settings to run with and the per-run options.
 
     ``notice=False`` leaves the demo-model notice to the page (the home page shows it in the main area).
+    Every page calls this first, so the password gate (if one is set) stands before every page.
     """
+    require_access()
     p = prefs()
     with st.sidebar:
         bound(st.segmented_control, "lang", t("language"), options=list(LANGUAGES), format_func=LANGUAGES.get,
@@ -49,10 +53,7 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
 
 def _model_settings(p: dict) -> None:
     provider = bound(st.selectbox, "provider", t("provider"), options=list(PROVIDERS))
-    if provider in URL_FIELDS:
-        bound(st.text_input, URL_FIELDS[provider], t("base_url"))
-    if provider in KEY_FIELDS:
-        bound(st.text_input, KEY_FIELDS[provider], t("api_key"), type="password")
+    _endpoint_fields(provider)
     models = p["models"]
     models.setdefault(provider, "")
     default = DEFAULT_CHAT_MODELS[provider]
@@ -77,6 +78,18 @@ def _model_settings(p: dict) -> None:
         bound(st.number_input, "max_rewrites", t("max_rewrites"), min_value=0, max_value=10)
         bound(st.number_input, "max_generations", t("max_generations"), min_value=0, max_value=10)
         bound(st.number_input, "max_iterations", t("max_iterations"), min_value=1, max_value=20)
+
+
+def _endpoint_fields(provider: str) -> None:
+    """The server URL, only where visitors may choose their own (RAG_ALLOW_CUSTOM_ENDPOINTS), and their own key.
+
+    A typed URL is never sent the server's key (core.config.with_visitor_endpoints): say so.
+    """
+    if current_settings().custom_endpoints and provider in URL_FIELDS:
+        bound(st.text_input, URL_FIELDS[provider], t("base_url"),
+              help=t("base_url_help") if provider in KEY_FIELDS else None)
+    if provider in KEY_FIELDS:
+        bound(st.text_input, KEY_FIELDS[provider], t("api_key"), type="password")
 
 
 def _run_options(p: dict, pattern_id: str | None) -> dict:
@@ -111,13 +124,15 @@ def _threads(pattern_id: str, settings: Settings) -> None:
     for thread in threads[:MAX_THREADS_SHOWN]:
         tid = thread["thread_id"]
         when = time.strftime("%m-%d %H:%M", time.localtime(thread["updated_at"]))
-        label = f"{STATUS_ICONS.get(thread['status'], '')} {thread['title']} · {when}"
+        label = f"{STATUS_ICONS.get(thread['status'], '')} {safe_markdown(thread['title'])} · {when}"
         if st.button(label, key=f"sb_open_{tid}", width="stretch", type="primary" if tid == open_id else "secondary",
                      help=t("status_" + thread["status"])):
             set_thread(pattern_id, tid)
             st.rerun()
     current = registry.get(open_id) if open_id else None
-    if current:
+    if current and settings.read_only:
+        st.caption(t("read_only_threads"))
+    elif current:
         with st.expander(f"{t('rename')} / {t('delete')}"):
             title = st.text_input(t("title"), value=current["title"], key=f"sb_title_{open_id}")
             if st.button(t("rename"), key=f"sb_rename_{open_id}") and title.strip():

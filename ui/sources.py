@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.render import safe_markdown
 from ui.i18n import t
 
 
 def source_label(src: dict) -> str:
     where = src.get("url") or f"{src.get('source', '?')}, {t('page')} {src.get('page') or '-'}"
     score = f" · {t('score')} {src['score']:.3f}" if isinstance(src.get("score"), (int, float)) else ""
-    return f"[{src.get('n')}] {src.get('title') or src.get('source', '?')} ({where}){score}"
+    return safe_markdown(f"[{src.get('n')}] {src.get('title') or src.get('source', '?')} ({where}){score}")
 
 
 def sources_panel(sources: list[dict]) -> None:
@@ -19,8 +20,8 @@ def sources_panel(sources: list[dict]) -> None:
         return
     for src in sources:
         with st.expander(source_label(src)):
-            if src.get("url"):
-                st.markdown(f"[{src['url']}]({src['url']})")
+            if src.get("url"):  # a bare URL: a link when it is http(s), text otherwise
+                st.markdown(safe_markdown(src["url"], {src["url"]}))
             st.caption(f"{src.get('source', '?')} · {t('page')} {src.get('page') or '-'} · "
                        f"{src.get('collection') or ''} · {src.get('chunk_id') or ''}")
             st.text(src.get("text", ""))

@@ -12,7 +12,7 @@ import threading
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from core.config import Settings, load_settings
+from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_endpoints
 from core.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
 from core.secrets import PROVIDER_KEY_FIELDS, secret_values
 from core.threads import get_registry
@@ -70,10 +70,11 @@ def _page() -> str:
 def current_settings() -> Settings:
     """Settings from the session's choices on top of env / .env / secrets (data_dir stays from env)."""
     p = prefs()
-    explicit = {key: p[key] for key in SETTING_KEYS}
+    explicit = {key: p[key] for key in SETTING_KEYS if key not in ENDPOINT_KEYS}
     explicit["model"] = p["models"].get(p["provider"], "")
-    explicit.update({key: p[key] or None for key in SECRET_KEYS})  # None: keep the environment's key
-    return load_settings(**explicit)
+    # typed URLs and keys go through one gate: the server's key never goes to a URL typed here
+    return with_visitor_endpoints(load_settings(**explicit), urls={key: p[key] for key in ENDPOINT_KEYS},
+                                  keys={key: p[key] for key in SECRET_KEYS})
 
 
 def _digest(settings: Settings) -> str:
@@ -139,9 +140,11 @@ def _indexed() -> tuple[set, threading.Lock]:
 
 def ensure_samples(settings: Settings) -> bool:
     """Index the shipped sample corpora on first use, with a progress bar; False (and a message) on failure."""
-    from core.knowledge import KnowledgeBase
+    from core.knowledge import KnowledgeBase, store_generation
 
-    key = (str(settings.data_path.resolve()), settings.embedding_provider, settings.embedding_model)
+    # a store folder deleted while the app runs is recreated empty: its samples are indexed again
+    key = (str(settings.data_path.resolve()), settings.embedding_provider, settings.embedding_model,
+           store_generation(settings.data_path))
     done, lock = _indexed()
     if key in done:
         return True

@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from core.export import TRACE_COLUMNS
+from core.render import plain_markdown, safe_markdown
 from ui.i18n import t, termination_label
 
 GOOD = {"accepted", "answered", "direct_answer"}
@@ -21,9 +22,9 @@ def termination_badge(result: dict) -> None:
     color = "green" if reason in GOOD else "gray" if reason in NEUTRAL else "red" if reason == "error" else "orange"
     icon = "✅" if reason in GOOD else "⛔" if reason == "error" else "⚠️"
     st.badge(f"{t('stopped')}: {termination_label(reason)}", icon=icon, color=color,
-             help=result.get("termination_message") or None)
+             help=safe_markdown(result.get("termination_message") or "") or None)
     if result.get("termination_message") and not result.get("error"):
-        st.caption(result["termination_message"])
+        st.caption(safe_markdown(result["termination_message"]))
 
 
 def verdict_frame(trace: list[dict]) -> pd.DataFrame:
@@ -61,8 +62,9 @@ def trace_panel(result: dict) -> None:
     loops = [e for e in trace if e.get("kind") in ("retry", "rewrite")]
     if loops:
         st.markdown(f"**{t('reasons')}**")
-        st.markdown("\n".join(f"{i}. `{e.get('node')}` {e.get('kind')}: {e.get('reason') or e.get('verdict') or ''}"
-                              for i, e in enumerate(loops, 1)))
+        st.markdown("\n".join(f"{i}. `{e.get('node')}` {e.get('kind')}: "  # reasons are model text: plain
+                               f"{plain_markdown(e.get('reason') or e.get('verdict') or '')}"
+                               for i, e in enumerate(loops, 1)))
     counters = {}
     for e in trace:  # the last value of each counter is the one the run ended with
         counters.update(e.get("counters") or {})

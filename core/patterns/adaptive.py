@@ -26,6 +26,7 @@ from core.patterns.common import (
     say,
     search_collections,
 )
+from core.prompts import escape_fences
 from core.prompts import workflow as P
 from core.trace import add_or_reset, event, stop
 
@@ -146,7 +147,7 @@ def build(ctx: RunContext) -> StateGraph:
             for n in range(len(part["documents"]), 0, -1):
                 text = text.replace(f"[{n}]", f"[{n + offset}]")
             docs.extend(part["documents"])
-            blocks.append(f"Q: {part['question']}\nA: {text}")
+            blocks.append(escape_fences(f"Q: {part['question']}\nA: {text}"))
         system = P.SYNTHESISE_SYSTEM.format(sub_answers="\n\n".join(blocks))
         reply = ctx.llm.invoke([("system", system), ("human", state["standalone_question"])])
         answer = str(reply.content).strip()

@@ -20,6 +20,7 @@ from core.knowledge import SAMPLE_COLLECTIONS
 from core.patterns import Pattern
 from core.patterns.common import BaseState, answer_directly, final, make_contextualize, say
 from core.prompts import agents as P
+from core.prompts import escape_fences
 from core.trace import event, progress_reporter, stop
 
 HOPS = 2
@@ -102,7 +103,7 @@ def build(ctx: RunContext) -> StateGraph:
 
     def generate(state: GraphRagState) -> dict:
         relations = state["relations"]
-        system = P.GRAPH_ANSWER_SYSTEM.format(relations="\n".join(eg.relation_line(r) for r in relations))
+        system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
         reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(state["standalone_question"])])
         docs = eg.relation_documents(relations)
         return {**final(str(reply.content).strip(), docs),

@@ -4,8 +4,10 @@ This module holds the shared answer prompts; `workflow` holds routers and grader
 agent prompts.
 
 Retrieved text is data: each prompt that shows documents fences them and says that instructions
-inside them are to be ignored.
+inside them are to be ignored. `fence` and `escape_fences` are the one place that fences data.
 """
+
+import re
 
 ANSWER_SYSTEM = """You are the assistant of a restaurant and a research desk. Answer the user's question \
 using only the numbered documents below. Cite the documents you used as [1], [2] right after the \
@@ -26,11 +28,27 @@ understood without the conversation. Keep its language. Keep names, dishes and n
 If it is already standalone, return it unchanged. Reply with the question only."""
 
 
+# the tags prompts fence data with; inside the data they are escaped so a document cannot close its fence
+FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers")
+_FENCE_TAG = re.compile(rf"<(\s*/?\s*)({'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
+
+
+def escape_fences(text: str) -> str:
+    """Untrusted text with every fence tag (``<document>``, ``</answer>``...) made harmless."""
+    return _FENCE_TAG.sub(r"&lt;\1\2", str(text))
+
+
+def fence(text: str, tag: str = "document", inline: bool = False) -> str:
+    """Untrusted text inside ``<tag>`` fences, its own fence tags escaped."""
+    body = escape_fences(text)
+    return f"<{tag}>{body}</{tag}>" if inline else f"<{tag}>\n{body}\n</{tag}>"
+
+
 def format_documents(docs) -> str:
     """Number documents for citation: [n] title (source, page) followed by the text."""
     blocks = []
     for n, doc in enumerate(docs, 1):
         meta = doc.metadata
         where = meta.get("url") or f"{meta.get('source', '?')}, p.{meta.get('page', 1)}"
-        blocks.append(f"[{n}] {meta.get('title', '')} ({where})\n{doc.page_content}")
+        blocks.append(escape_fences(f"[{n}] {meta.get('title', '')} ({where})\n{doc.page_content}"))
     return "\n\n".join(blocks) or "(no documents)"

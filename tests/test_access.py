@@ -1,0 +1,86 @@
+"""Shared deployments: a password asked once per browser session, and a read-only mode enforced in core."""
+
+import pytest
+from app_support import app_data, assert_clean, button, open_page, texts  # noqa: F401
+from streamlit.testing.v1 import AppTest
+
+import core.knowledge
+from core.__main__ import main
+from core.config import load_settings
+from core.knowledge import KnowledgeBase, ReadOnlyError
+from core.threads import get_registry
+from ui.access import password_matches
+
+APP = str(open_page.__globals__["APP"])
+PASSWORD = "open sesame"
+
+
+def gate(at: AppTest) -> bool:
+    return any(w.key == "access_password" for w in at.text_input)
+
+
+def test_the_password_is_asked_once_per_session_before_any_page_renders(app_data, monkeypatch):
+    monkeypatch.setenv("RAG_APP_PASSWORD", PASSWORD)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert_clean(at)
+    assert gate(at) and not at.sidebar.button and not at.expander  # nothing of the app behind it
+    at.text_input(key="access_password").set_value("open sesame ").run()
+    at.button[0].click().run()
+    assert gate(at) and at.error[0].value == "Wrong password."
+    at.text_input(key="access_password").set_value(PASSWORD)
+    at.button[0].click().run()
+    assert_clean(at)
+    assert not gate(at) and "Agentic RAG Studio" in texts(at) and at.sidebar.button
+    at.switch_page("pages/9_Knowledge_base.py").run()  # the same session is not asked again
+    assert not gate(at) and at.expander
+    deep_link = AppTest.from_file(APP, default_timeout=60)  # a new session on any page is asked again
+    deep_link.switch_page("pages/9_Knowledge_base.py").run()
+    assert gate(deep_link) and not deep_link.expander
+
+
+def test_password_comparison_is_exact():
+    assert password_matches(PASSWORD, PASSWORD)
+    assert not password_matches(PASSWORD + " ", PASSWORD) and not password_matches("", PASSWORD)
+    assert not password_matches("열려라 참깨", PASSWORD)
+
+
+def test_read_only_mode_refuses_changes_in_core_but_still_indexes_the_samples(tmp_path, monkeypatch):
+    from test_knowledge_hardening import HashEmbeddings
+
+    monkeypatch.setattr(core.knowledge, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
+    writable = KnowledgeBase(load_settings(data_dir=str(tmp_path / "data")), HashEmbeddings())
+    writable.ingest([], "notes", files={"a.md": "# A\n\n메모".encode()})
+    kb = KnowledgeBase(load_settings(data_dir=str(tmp_path / "data"), read_only=True), HashEmbeddings(model_id="test:other"))
+    assert kb.ensure_samples() == ["restaurant_wine"]  # the app needs its samples, even read-only
+    for change in (lambda: kb.ingest([], "notes", files={"b.md": b"# B"}), lambda: kb.delete_source("notes", "a.md"),
+                   lambda: kb.delete_collection("notes"), lambda: kb.reindex("notes")):
+        with pytest.raises(ReadOnlyError, match="read-only mode"):
+            change()
+    assert writable.info("notes")["sources"] == ["a.md"] and writable.info("notes")["embedding_model"] == "test:hash"
+
+
+def test_read_only_mode_holds_for_the_cli(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RAG_READ_ONLY", "true")
+    note = tmp_path / "note.md"
+    note.write_text("# 메모\n\n내용", encoding="utf-8")
+    assert main(["--data-dir", str(tmp_path / "data"), "ingest", str(note), "--collection", "notes"]) == 2
+    assert "read-only mode (RAG_READ_ONLY)" in capsys.readouterr().err
+
+
+def test_read_only_pages_offer_no_upload_delete_reindex_or_custom_url(app_data, monkeypatch):
+    monkeypatch.setenv("RAG_READ_ONLY", "true")
+    at = open_page("pages/9_Knowledge_base.py")
+    assert "Read-only mode: uploads, deletions and re-indexing are switched off." in texts(at)
+    assert not at.get("file_uploader")
+    assert not [b for b in at.button if (b.key or "").startswith(("kb_del", "kb_reindex", "kb_index"))]
+    at.selectbox(key="sb_provider").set_value("ollama").run()
+    assert "sb_ollama_host" not in {w.key for w in at.text_input}
+    registry = get_registry(app_data)
+    registry.touch("t-read-only", "basic", "![x](http://attacker.example/t.png) 주차 질문", "done")
+    at.switch_page("pages/1_Basic_RAG.py")
+    at.query_params["thread"] = "t-read-only"
+    at.run()
+    assert_clean(at)
+    label = button(at, key_end="sb_open_t-read-only").label
+    assert "![" not in label and "`http://attacker.example/t.png`" in label  # a title is shown, never fetched
+    assert not [b for b in at.button if (b.key or "").startswith(("sb_delete_", "sb_rename_"))]
