@@ -106,7 +106,7 @@ def test_one_list_names_every_secret_setting():
     from ui.sidebar import KEY_FIELDS
     from ui.state import SECRET_KEYS
 
-    assert {f.name for f in fields(Settings) if f.name.endswith("_key")} == set(SECRET_FIELDS)
+    assert {f.name for f in fields(Settings) if f.name.endswith(("_key", "_password"))} == set(SECRET_FIELDS)
     assert set(SECRET_KEYS) == set(KEY_FIELDS.values()) == set(PROVIDER_KEY_FIELDS.values()) <= set(SECRET_FIELDS)
-    shown = Settings(openai_api_key="a1", tavily_api_key="b2", compat_api_key="c3").public()
+    shown = Settings(openai_api_key="a1", tavily_api_key="b2", compat_api_key="c3", app_password="d4").public()
     assert all(shown[name] == "***" for name in SECRET_FIELDS)
