@@ -159,6 +159,8 @@ class ThreadRegistry:
                 "UPDATE runs SET status='running', owner_host=?, owner_pid=?, owner_started=? "
                 "WHERE id=? AND status='waiting'", (me["host"], me["pid"], me["started"], row["id"])).rowcount == 1
             if not claimed:
+                if row is not None:  # the row read above may predate the winner's commit: read it again
+                    row = self.db.execute("SELECT * FROM runs WHERE id=?", (row["id"],)).fetchone()
                 if row is not None and row["status"] == "running":
                     raise ThreadBusyError(f"Thread {thread_id} is already being resumed (in another tab or process).")
                 raise ThreadBusyError(f"Thread {thread_id} is not waiting for a review.")
