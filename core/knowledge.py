@@ -196,6 +196,23 @@ class KnowledgeBase:
         return {"name": name, "chunks": col.count(), "embedding_model": meta.get("embedding_model", "?"),
                 "sources": sources}
 
+    # -- descriptive metadata (what the patterns read through core.sources)
+
+    def metadata(self, name: str) -> dict:
+        """The collection's stored metadata, without Chroma's own index settings."""
+        return {k: v for k, v in (self._raw(name).metadata or {}).items() if not k.startswith("hnsw:")}
+
+    def catalogue(self) -> dict[str, dict]:
+        """name -> metadata of every collection, in one listing (no embedder involved)."""
+        return {c.name: {k: v for k, v in (c.metadata or {}).items() if not k.startswith("hnsw:")}
+                for c in sorted(self.client.list_collections(), key=lambda c: c.name)}
+
+    def set_metadata(self, name: str, **values: str | bool | int | float) -> None:
+        """Merge values into the collection's metadata (Chroma refuses hnsw:* keys in modify, even unchanged)."""
+        col = self._raw(name)
+        kept = {k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")}
+        col.modify(metadata={**kept, **values})
+
     def delete_collection(self, name: str) -> None:
         self._raw(name)
         self.client.delete_collection(name)
