@@ -2,8 +2,9 @@
 
 Retrieval is a subgraph that fans out with Send to the sources the router picks (the run's
 collections and the web, at most ``MAX_FANOUT`` at once) and fans in through a list reducer.
-Two separate budgets bound the loops: rewrites (relevance) and regenerations (generation). When a budget runs out the run ends with the best
-grounded answer so far, or says plainly that the evidence was not enough.
+Two separate budgets bound the loops: rewrites (relevance) and regenerations (generation). When a
+budget runs out the run ends with the best grounded answer so far, or says plainly that the
+evidence was not enough.
 """
 
 from __future__ import annotations
