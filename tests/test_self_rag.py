@@ -41,7 +41,8 @@ def test_relevant_grounded_useful_answer_is_accepted(s):
 
 def test_fan_out_searches_only_the_selected_sources_in_parallel(s):
     web = web_ok("Cabernet Sauvignon goes well with steak.")
-    r = run_script("self_rag", "스테이크와 어울리는 와인", s, good(sources={"sources": ["restaurant_wine", "web", "restaurant_wine"]}), web=web)
+    chosen = good(sources={"sources": ["restaurant_wine", "web", "restaurant_wine"]})
+    r = run_script("self_rag", "스테이크와 어울리는 와인", s, chosen, web=web)
     searched = [e["target"] for e in r["trace"] if e["node"] == "search_source"]
     assert sorted(searched) == ["restaurant_wine", "web"]  # duplicates removed, menu not searched
     assert len(web.queries) == 1
