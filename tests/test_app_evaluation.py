@@ -6,11 +6,10 @@ from core import evaluate
 from core.config import load_settings
 
 EVALUATION = "pages/11_Evaluation.py"
-MENU = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "expected_route": "menu",
-        "expected_collections": ["restaurant_menu"], "expected_sources": ["restaurant_menu.md"],
-        "key_facts": ["35,000", "한우 등심"], "must_decline": False}
-GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "expected_route": "direct",
-            "expected_collections": [], "expected_sources": [], "key_facts": [], "must_decline": False}
+MENU = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "sources": ["restaurant_menu"],
+        "facts": ["35,000", "한우 등심"], "answerable": True}
+GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "sources": [], "facts": [],
+            "answerable": True}
 
 
 def canned(pattern: str, question: str, settings) -> dict:
@@ -20,14 +19,14 @@ def canned(pattern: str, question: str, settings) -> dict:
                 "tokens": 10, "ms": 400}
     answer = "한우 등심 ₩35,000" if pattern == "adaptive" else "₩35,000"
     return {"answer": answer, "termination_reason": "answered", "llm_calls": 2, "tokens": 80, "ms": 2000,
-            "sources": [{"source": "restaurant_menu.md"}],
+            "sources": [{"source": "restaurant_menu.md", "collection": "restaurant_menu"}],
             "trace": [{"kind": "tool", "grader": "retriever", "target": "restaurant_menu"}]}
 
 
 def saved_two_reports() -> tuple[str, str]:
     """An embedded report of two patterns and an 'openai' one of basic; returns (older, newer) file names."""
     settings = load_settings()
-    first = evaluate.evaluate(settings, ["basic", "adaptive"], [MENU, GREETING], run_one=canned)
+    first = evaluate.evaluate(settings, ["basic", "adaptive"], [MENU, GREETING], run_one=canned, set_name="mine.jsonl")
     older = evaluate.save(first, settings).name
     second = {**evaluate.evaluate(settings, ["basic"], [MENU], run_one=canned), "provider": "openai",
               "model": "gpt-4o-mini"}
@@ -41,12 +40,23 @@ def test_saved_reports_are_tabulated_charted_and_drilled_into(app_data, scripted
     assert "tiny 270M demo model, so its scores are low" in at.main.info[0].value
     assert at.multiselect(key="eval_reports").value == [newer, older]  # newest first, all selected
     summary = at.dataframe[0].value
-    assert list(summary.columns[:4]) == ["evaluation", "provider", "model", "pattern"]
+    assert list(summary.columns[:5]) == ["evaluation", "set", "provider", "model", "pattern"]
+    assert list(summary["set"]) == ["builtin.jsonl", "mine.jsonl", "mine.jsonl"]
     assert list(zip(summary["provider"], summary["pattern"])) == [("openai", "basic"), ("embedded", "basic"),
                                                                   ("embedded", "adaptive")]
     assert list(summary["key_fact_rate"]) == [0.5, 0.5, 1.0]
     assert list(summary["route_accuracy"]) == [1.0, 1.0, 1.0] and list(summary["questions"]) == [1, 2, 2]
-    [(spec, [data])] = charts(at)
+    [(frontier, [points]), (spec, [data])] = charts(at)
+    # the quality/cost frontier: score against mean LLM calls, with the set, provider and model on the chart
+    layer = frontier["layer"][0]["encoding"]
+    assert (layer["y"]["field"], layer["x"]["field"]) == ("key_fact_rate", "mean_llm_calls")
+    assert sorted(frontier["title"]["subtitle"]) == ["builtin.jsonl · openai/gpt-4o-mini",
+                                                     "mine.jsonl · embedded/gemma-3-270m-q4_k_m"]
+    assert sorted(zip(points["pattern"], points["mean_llm_calls"])) == [("adaptive", 1.5), ("basic", 1.5), ("basic", 2.0)]
+    at.selectbox(key="eval_cost_axis").set_value("mean_tokens").run()
+    assert charts(at)[0][0]["layer"][0]["encoding"]["x"]["field"] == "mean_tokens"
+    csv = next(b for b in at.get("download_button") if b.proto.label == "Download CSV")
+    assert csv is not None
     assert spec["facet"]["column"]["field"] == "metric" and spec["spec"]["encoding"]["xOffset"]["field"] == "evaluation"
     adaptive = data[data["pattern"] == "adaptive"].set_index("metric")["value"]
     assert adaptive.to_dict() == {"key_fact_rate": 1.0, "route_accuracy": 1.0}
@@ -73,13 +83,13 @@ def test_an_evaluation_started_from_the_page_runs_saves_and_is_listed(app_data, 
     at = open_page(EVALUATION)
     assert "No evaluation saved yet" in at.main.info[1].value
     assert at.multiselect(key="eval_patterns").value == ["basic"]
-    at.number_input(key="eval_limit").set_value(2)
-    at.selectbox(key="eval_category").set_value("menu")
+    at.number_input(key="eval_limit_builtin.jsonl").set_value(2)
+    at.selectbox(key="eval_category_builtin.jsonl").set_value("menu")
     button(at, "Run and save").click().run()
     assert_clean(at)
     [report] = evaluate.saved_reports(load_settings())
     assert at.success[0].value == f"Saved the evaluation as {report['file']}."
-    assert report["provider"] == "embedded" and list(report["patterns"]) == ["basic"]
+    assert report["provider"] == "embedded" and list(report["patterns"]) == ["basic"] and report["set"] == "builtin.jsonl"
     assert [i["id"] for i in report["patterns"]["basic"]["items"]] == ["menu-01", "menu-02"]
     summary = report["patterns"]["basic"]["summary"]
     assert summary["questions"] == 2 and summary["route_accuracy"] == 1.0

@@ -85,8 +85,7 @@ def frontier_chart(summary: pd.DataFrame, score: str, cost: str) -> alt.Chart:
     """Each pattern's score against its cost per question: the quality/cost frontier, labelled with set and model."""
     runs = sorted({f"{r.set} · {r.provider}/{r.model}" for r in summary.itertuples()})
     data = summary.dropna(subset=[score, cost])
-    base = alt.Chart(data, width=640, height=340, title=alt.TitleParams(
-        f"{score} vs {cost}", subtitle=runs or ["-"], anchor="start"))
+    base = alt.Chart(data, width=640, height=340)
     points = base.mark_point(size=90, filled=True).encode(
         x=alt.X(f"{cost}:Q", title=cost), y=alt.Y(f"{score}:Q", scale=alt.Scale(domain=[0, 1]), title=score),
         color=alt.Color("pattern:N", legend=alt.Legend(orient="right")),
@@ -95,7 +94,7 @@ def frontier_chart(summary: pd.DataFrame, score: str, cost: str) -> alt.Chart:
                  alt.Tooltip(f"{cost}:Q", format=".2f")])
     labels = base.mark_text(align="left", dx=7, dy=-7, fontSize=11).encode(
         x=f"{cost}:Q", y=f"{score}:Q", text="pattern:N")
-    return points + labels
+    return (points + labels).properties(title=alt.TitleParams(f"{score} vs {cost}", subtitle=runs or ["-"], anchor="start"))
 
 
 def chart_png(chart: alt.Chart) -> bytes | None:
