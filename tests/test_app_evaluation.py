@@ -109,3 +109,26 @@ def test_starting_without_a_pattern_is_one_clear_message(app_data, scripted):
     assert evaluate.saved_reports(load_settings()) == [] and not scripted.calls
     at.sidebar.button_group(key="sb_lang").set_value("ko").run()
     assert at.title[0].value == "평가" and "270M" in at.main.info[0].value and "점수가 낮습니다" in at.main.info[0].value
+
+
+def test_an_uploaded_question_set_is_checked_run_and_named_in_the_report(app_data, scripted):
+    scripted.responder = happy_script()
+    at = open_page(EVALUATION)
+    at.file_uploader(key="eval_set_file").set_value(("broken.jsonl", b'{"question": "a"}\n{oops}\n', "application/json"))
+    at.run()
+    assert [e.value for e in at.error] == ["broken.jsonl line 2: not valid JSON (Expecting property name enclosed in "
+                                          "double quotes); each line must be one JSON object"]
+    mine = ('{"id": "steak", "question": "스테이크 가격은?", "sources": ["restaurant_menu"], "facts": ["35,000"]}\n'
+            '{"question": "누비라 요금은?", "sources": ["hanbit_bikes"]}\n').encode()
+    at.file_uploader(key="eval_set_file").set_value(("mine.jsonl", mine, "application/json"))
+    at.run()
+    assert "mine.jsonl · 2" in texts(at)
+    at.number_input(key="eval_limit_mine.jsonl").set_value(2)
+    button(at, "Run and save").click().run()
+    assert_clean(at)
+    assert "The set expects collections that do not exist here: hanbit_bikes." in texts(at)
+    [report] = evaluate.saved_reports(load_settings())
+    assert report["set"] == "mine.jsonl" and report["set_questions"] == 2
+    items = report["patterns"]["basic"]["items"]
+    assert [i["id"] for i in items] == ["steak", "q002"] and items[0]["fact_rate"] == 1.0
+    assert items[1]["route_ok"] is False  # the collection does not exist: counted as a miss, not skipped

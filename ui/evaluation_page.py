@@ -187,6 +187,14 @@ def _start(settings: Settings, state: dict) -> None:
     if chosen_set is None:
         return
     set_name, items = chosen_set
+    from core.knowledge import KnowledgeBase
+
+    try:
+        missing = unknown_sources(items, KnowledgeBase(settings).names())
+    except ValueError:  # e.g. OpenAI embeddings without a key: the run itself will say so
+        missing = []
+    if missing:
+        st.warning(t("set_unknown_sources", names=", ".join(missing)))
     categories = sorted({item["category"] for item in items})
     with st.form("eval_form"):
         patterns = st.multiselect(t("patterns"), pattern_ids(), default=pattern_ids()[:1], format_func=pattern_title,
@@ -205,11 +213,6 @@ def _start(settings: Settings, state: dict) -> None:
     if not ensure_samples(settings):
         return
     chosen = spread([item for item in items if not category or item["category"] == category], int(limit))
-    from core.knowledge import KnowledgeBase
-
-    missing = unknown_sources(chosen, KnowledgeBase(settings).names())
-    if missing:
-        st.warning(t("set_unknown_sources", names=", ".join(missing)))
     bar = st.progress(0.0, text=t("eval_running"))
     try:
         report = evaluate(settings, patterns, chosen, set_name=set_name, progress=lambda done, total, label: bar.progress(

@@ -59,7 +59,8 @@ def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
     info = kb.info(name)
     source = get_source(kb, name)
     off = "" if source.enabled else f" · {t('off')}"
-    with st.expander(f"**{source.name}** (`{name}`) · {info['chunks']} {t('chunks')} · {info['embedding_model']}{off}"):
+    shown = "" if source.name == name else f" · {source.name}"
+    with st.expander(f"**{name}**{shown} · {info['chunks']} {t('chunks')} · {info['embedding_model']}{off}"):
         st.caption(f"{t('embedding_model')}: {info['embedding_model']} · {t('documents')}: {len(info['sources'])}")
         if name not in RESERVED:
             _describe(kb, name, settings)
