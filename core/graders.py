@@ -181,8 +181,7 @@ def route_question(model, question: str, sources: list) -> Outcome[Route]:
     """One of the sources' ids, web or direct. Fallback: direct (the run says so in its trace)."""
     schema = route_schema([s.id for s in sources] + ["web", "direct"])
     system = P.ROUTER_SYSTEM.format(sources=_source_lines(sources))
-    outcome = ask(model, schema, system, f"Question: {question}", schema(route="direct"))
-    return outcome
+    return ask(model, schema, system, f"Question: {question}", schema(route="direct"))
 
 
 def select_sources(model, question: str, sources: list, most: int) -> Outcome[Sources]:

@@ -79,8 +79,8 @@ def make_contextualize(ctx: RunContext):
         rewritten = " ".join(str(reply.content).split())[:500] or question
         return {
             "standalone_question": rewritten, "source_ids": recorded["source_ids"],
-            "trace": recorded["trace"] + [event("contextualize", "rewrite", grader="contextualize", target="question",
-                                                verdict=rewritten, reason=f"follow-up rewritten from: {question}")],
+            "trace": [event("contextualize", "rewrite", grader="contextualize", target="question",
+                            verdict=rewritten, reason=f"follow-up rewritten from: {question}")] + recorded["trace"],
         }
 
     return contextualize
