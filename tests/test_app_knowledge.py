@@ -3,7 +3,7 @@
 import hashlib
 
 import numpy as np
-from app_support import app_data, assert_clean, button, open_page, texts  # noqa: F401
+from app_support import app_data, assert_clean, button, open_page, scripted, texts  # noqa: F401
 from langchain_core.embeddings import Embeddings
 
 import core.knowledge
