@@ -27,6 +27,7 @@ SAMPLE_COLLECTIONS = {
     "usa_ict": "usa_ict_policy.pdf",
 }
 EMBED_BATCH = 32
+DESCRIBED = ("display_name", "description", "enabled")  # what core.sources stores with a collection
 
 Progress = Callable[[int, int, str], None]  # (done, total, label)
 
@@ -316,17 +317,16 @@ class KnowledgeBase:
         for name, filename in SAMPLE_COLLECTIONS.items():
             path = SAMPLES_DIR / filename
             digest = hashlib.sha1(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
+            described = {}
             if self.exists(name):
                 meta = self._raw(name).metadata or {}
                 if meta.get("sample_digest") == digest and meta.get("embedding_model") == self.model_id:
                     continue
+                described = {k: v for k, v in meta.items() if k in DESCRIBED}  # the user's edits outlive a rebuild
                 self.client.delete_collection(name)  # ours, derived from a shipped file: safe to rebuild
             report = self.ingest([path], name, progress)
             if report.errors:
                 raise KnowledgeError("; ".join(report.errors.values()))
-            col = self._raw(name)
-            # Chroma refuses to see hnsw:* keys again in modify(), even unchanged
-            kept = {k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")}
-            col.modify(metadata={**kept, "sample_digest": digest})
+            self.set_metadata(name, sample_digest=digest, **described)
             rebuilt.append(name)
         return rebuilt

@@ -17,7 +17,6 @@ RESERVED = ("web", "direct")  # route ids the routers use for web search and a d
 MAX_OFFERED = 8  # more enabled sources than this: the router sees the closest ones only
 DESCRIPTION_CHARS = 600
 SUGGEST_CHUNKS = 4
-KEYS = ("display_name", "description", "enabled")  # what we store in the collection metadata
 
 # The shipped demo corpora, described like any other collection (a stored edit wins).
 SAMPLE_SOURCES = {

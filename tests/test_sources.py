@@ -89,6 +89,18 @@ def test_descriptions_display_names_and_switches_are_stored_with_the_collections
     assert kb.metadata(BIKES)["embedding_model"] == kb.model_id  # the index's own metadata is kept
 
 
+def test_a_rebuilt_sample_keeps_the_users_description_and_switch(s):
+    kb = KnowledgeBase(s)
+    update_source(kb, "restaurant_wine", description="Our cellar.", display_name="Cellar", enabled=False)
+    kb.set_metadata("restaurant_wine", sample_digest="stale")  # as after a shipped file changed
+    try:
+        assert kb.ensure_samples() == ["restaurant_wine"]
+        wine = get_source(kb, "restaurant_wine")
+        assert (wine.description, wine.name, wine.enabled) == ("Our cellar.", "Cellar", False)
+    finally:
+        kb.set_metadata("restaurant_wine", description="", display_name="", enabled=True)
+
+
 def test_bad_descriptions_and_reserved_names_are_refused(s):
     kb = KnowledgeBase(s)
     with pytest.raises(SourceError, match="under 600"):
