@@ -105,7 +105,8 @@ def test_settings_persist_across_reruns_page_switches_and_provider_changes(app_d
     scripted.replies = [ANSWER]
     at.chat_input[0].set_value("스테이크 가격?").run()
     assert_clean(at)
-    assert at.chat_message[1].dataframe[0].value["verdict"][0] == "5 documents"
+    trace = at.chat_message[1].dataframe[0].value
+    assert list(trace[trace["node"] == "retrieve"]["verdict"]) == ["5 documents"]  # k = 5 reached the retriever
     at.sidebar.selectbox(key="sb_provider").set_value("openai-compatible").run()
     assert at.sidebar.text_input(key="sb_model_openai-compatible").value == "qwen2.5-7b-instruct"
 
