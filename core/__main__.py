@@ -1,4 +1,4 @@
-"""Command line: python -m core doctor | ingest | ask | resume | threads | prune | eval | bench."""
+"""Command line: python -m core doctor | ingest | collections | ask | resume | threads | prune | eval | bench | patterns."""
 
 from __future__ import annotations
 
@@ -78,10 +78,16 @@ def cmd_doctor(settings: Settings, args) -> int:
 
 def cmd_ingest(settings: Settings, args) -> int:
     from core.knowledge import KnowledgeBase, KnowledgeError
+    from core.sources import SourceError, check_new_name, update_source
 
+    kb = KnowledgeBase(settings)
     try:
-        report = KnowledgeBase(settings).ingest([Path(p) for p in args.paths], args.collection, progress=_progress,
-                                                replace=args.replace)
+        check_new_name(args.collection)
+    except SourceError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    try:
+        report = kb.ingest([Path(p) for p in args.paths], args.collection, progress=_progress, replace=args.replace)
     except KnowledgeError as exc:  # read-only mode, a collection indexed with another embedder
         sys.stderr.write(f"error: {exc}\n")
         return 2
@@ -89,7 +95,54 @@ def cmd_ingest(settings: Settings, args) -> int:
         print(f"ok     {source}: {count} chunks -> {args.collection}")
     for _name, reason in report.errors.items():
         print(f"error  {reason}")
+    if kb.exists(args.collection):
+        try:
+            source = update_source(kb, args.collection, description=args.description, display_name=args.name)
+        except SourceError as exc:
+            sys.stderr.write(f"error: {exc}\n")
+            return 2
+        if not source.described:
+            sys.stderr.write(f"note: {args.collection} has no description, so routers know it only by name; add one "
+                             f"with --description, or draft one: python -m core collections --suggest {args.collection}\n")
     return 0 if not report.errors else 1
+
+
+def cmd_collections(settings: Settings, args) -> int:
+    """List the collections as sources; draft, set or switch a description."""
+    from core.knowledge import KnowledgeError
+    from core.sources import SourceError, all_sources, suggest_description, update_source
+
+    kb = _knowledge(settings)
+    try:
+        if args.suggest:
+            from core.models import get_chat_model
+
+            draft = suggest_description(kb, get_chat_model(settings, role="grader"), args.suggest)
+            print(draft)
+            if args.save:
+                update_source(kb, args.suggest, description=draft)
+                sys.stderr.write(f"saved as the description of {args.suggest}\n")
+            return 0
+        if args.set:
+            enabled = {"on": True, "off": False}.get(args.enabled or "")
+            update_source(kb, args.set, description=args.description, display_name=args.name, enabled=enabled)
+    except (KnowledgeError, SourceError) as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    sources = all_sources(kb)
+    if args.json:
+        infos = {s.id: kb.info(s.id) for s in sources}
+        rows = [{"name": s.id, "display_name": s.name, "enabled": s.enabled, "description": s.description,
+                 "described": s.described, "chunks": infos[s.id]["chunks"], "embedding_model": infos[s.id]["embedding_model"]}
+                for s in sources]
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    for s in sources:
+        info = kb.info(s.id)
+        state = "on " if s.enabled else "off"
+        print(f"{s.id:<24} {state} {info['chunks']:>5} chunks  {info['embedding_model']}  {s.name}")
+        print(f"    {s.description if s.described else '(no description: ' + s.description + ')'}")
+    return 0
 
 
 def _print_result(result: dict, as_json: bool) -> None:
@@ -136,8 +189,9 @@ def cmd_ask(settings: Settings, args) -> int:
     try:
         _knowledge(settings)
         result: dict = {}
+        chosen = [c.strip() for c in (args.sources or "").split(",") if c.strip()] or None
         for event in stream_run(args.pattern, args.question, settings, thread_id=args.thread, review=args.review,
-                                variant=args.variant):
+                                variant=args.variant, source_ids=chosen):
             if event["type"] == "progress":  # e.g. Graph RAG's first graph extraction, which takes minutes
                 _progress(event["done"], event["total"], f"{event['step']} {event['subject']}")
             elif event["type"] in ("done", "error"):
@@ -174,31 +228,54 @@ def cmd_bench(settings: Settings, args) -> int:
 def cmd_eval(settings: Settings, args) -> int:
     from core import evaluate
     from core.patterns import pattern_ids
+    from core.question_set import BUILTIN, QuestionSetError, load_question_set, spread, unknown_sources
 
     patterns = args.patterns.split(",") if args.patterns else pattern_ids()
     unknown = [p for p in patterns if p not in pattern_ids()]
     if unknown:
         sys.stderr.write(f"error: unknown pattern(s) {', '.join(unknown)}; choose from {', '.join(pattern_ids())}\n")
         return 2
-    items = evaluate.load_evalset()
+    path = Path(args.set) if args.set else BUILTIN
+    try:
+        items = load_question_set(path)
+    except QuestionSetError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
     if args.category:
         items = [i for i in items if i["category"] == args.category]
-    items = evaluate.spread(items, args.limit)
-    _knowledge(settings)
-    report = evaluate.evaluate(settings, patterns, items, progress=_progress)
-    path = evaluate.save(report, settings)
+    items = spread(items, args.limit)
+    if not items:
+        sys.stderr.write(f"error: no question of category {args.category!r} in {path.name}\n")
+        return 2
+    kb = _knowledge(settings)
+    missing = unknown_sources(items, kb.names())
+    if missing:
+        sys.stderr.write(f"warning: {path.name} expects collections that do not exist here: {', '.join(missing)}\n")
+    report = evaluate.evaluate(settings, patterns, items, progress=_progress, set_name=path.name)
+    saved = evaluate.save(report, settings)
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else evaluate.render(report))
-    sys.stderr.write(f"saved to {path}\n")
+    sys.stderr.write(f"saved to {saved}\n")
     return 0
 
 
 def cmd_patterns(settings: Settings, args) -> int:
+    from core.knowledge import KnowledgeBase
     from core.patterns import all_patterns
+    from core.sources import active_sources
 
+    try:
+        sources = len(active_sources(KnowledgeBase(settings)))
+    except Exception as exc:  # an unreadable store: print the worst-case bounds instead
+        sys.stderr.write(f"note: cannot count the sources ({exc}); showing the worst case\n")
+        sources = None
+    counted = "worst case" if sources is None else f"{sources} enabled source(s)"
     for p in all_patterns():
-        print(f"{p.id:<13} {p.title:<24} at most {p.max_llm_calls(settings):>3} LLM calls "
-              f"(k={settings.k}, rewrites={settings.max_rewrites}, regenerations={settings.max_generations}), "
-              f"recursion limit {p.recursion_limit(settings)}")
+        here, worst = p.max_llm_calls(settings, sources), p.max_llm_calls(settings)
+        print(f"{p.id:<13} {p.title:<32} at most {here:>3} LLM calls with {counted}"
+              + (f" (up to {worst} with more sources)" if worst != here else "")
+              + f"; recursion limit {p.recursion_limit(settings)}")
+    print(f"(k={settings.k}, rewrites={settings.max_rewrites}, regenerations={settings.max_generations}, "
+          f"iterations={settings.max_iterations})")
     return 0
 
 
@@ -240,11 +317,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--collection", default="documents", type=_collection_name)
     p.add_argument("--replace", action="store_true",
                    help="replace a same-named document that was indexed from another folder")
+    p.add_argument("--description", help="which questions the collection answers (what the routers read)")
+    p.add_argument("--name", help="display name of the collection")
+
+    p = sub.add_parser("collections", help="list the collections (sources) and their descriptions; describe one")
+    p.add_argument("--suggest", metavar="NAME", help="draft a description of NAME from its first chunks")
+    p.add_argument("--save", action="store_true", help="with --suggest: store the draft as the description")
+    p.add_argument("--set", metavar="NAME", help="change NAME: with --description, --name and/or --enabled")
+    p.add_argument("--description")
+    p.add_argument("--name", help="display name")
+    p.add_argument("--enabled", choices=("on", "off"), help="offer the collection to the patterns, or not")
+    p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("ask", help="run a pattern on a question")
     p.add_argument("question")
     p.add_argument("--pattern", default="basic")
     p.add_argument("--variant", help="pattern variant, e.g. complexity for adaptive")
+    p.add_argument("--sources", help="comma-separated collections this run may use (default: every enabled one)")
     p.add_argument("--thread", help="continue this conversation thread")
     p.add_argument("--review", action="store_true", help="pause for human review before answering")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -263,7 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--large", action="store_true", help="also measure Chroma at 100,000 chunks (slow)")
     p.add_argument("--latency", type=float, default=1.0, help="injected seconds per model call (default 1.0)")
 
-    p = sub.add_parser("eval", help="score patterns on the shipped question set")
+    p = sub.add_parser("eval", help="score patterns on a question set (JSONL; default: the built-in set)")
+    p.add_argument("--set", help="a JSONL question set: question, sources, facts, answerable per line")
     p.add_argument("--patterns", help="comma-separated pattern ids (default: all)")
     p.add_argument("--limit", type=_positive, help="only N questions, taken in turn from each category")
     p.add_argument("--category", help="only one category (menu, wine, pairing, policy_both, ...)")
@@ -287,8 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     provider = getattr(args, "provider_late", None) or args.provider
     model = getattr(args, "model_late", None) or args.model
     settings = load_settings(provider=provider, model=model, data_dir=args.data_dir)
-    handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "ask": cmd_ask, "resume": cmd_resume, "threads": cmd_threads,
-               "prune": cmd_prune, "patterns": cmd_patterns, "bench": cmd_bench, "eval": cmd_eval}[args.command]
+    handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "collections": cmd_collections, "ask": cmd_ask,
+               "resume": cmd_resume, "threads": cmd_threads, "prune": cmd_prune, "patterns": cmd_patterns,
+               "bench": cmd_bench, "eval": cmd_eval}[args.command]
     return handler(settings, args)
 
 

@@ -101,7 +101,8 @@ class LatencyModel(BaseChatModel):
 
 
 HAPPY = {
-    "Route": {"route": "menu"}, "Sources": {"sources": ["menu", "wine"]}, "Complexity": {"complexity": "compare"},
+    "Route": {"route": "restaurant_menu"}, "Sources": {"sources": ["restaurant_menu", "restaurant_wine"]},
+    "Complexity": {"complexity": "compare"},
     "SubQuestions": {"questions": ["스테이크 가격은?", "파스타 가격은?"]}, "RetrievalNeed": {"retrieve": "yes"},
     "Relevance": {"relevant": "yes"}, "CragGrade": {"grade": "ambiguous", "confidence": 0.6},
     "Grounded": {"grounded": "yes"}, "Usefulness": {"useful": "yes", "score": 5},
@@ -116,7 +117,7 @@ PATTERN_CASES = [
     ("basic", {}, MENU_QUESTION), ("adaptive", {}, MENU_QUESTION),
     ("adaptive", {"variant": "complexity"}, MENU_QUESTION), ("self_rag", {}, MENU_QUESTION),
     ("corrective", {}, MENU_QUESTION), ("agentic", {}, MENU_QUESTION), ("react", {}, POLICY_QUESTION),
-    ("react_native", {}, POLICY_QUESTION), ("graph_rag", {"graph_collections": ["restaurant_menu"]}, MENU_QUESTION),
+    ("react_native", {}, POLICY_QUESTION), ("graph_rag", {"source_ids": ["restaurant_menu"]}, MENU_QUESTION),
 ]
 
 
@@ -156,7 +157,7 @@ def bench_patterns(settings: Settings, latency: float = LATENCY, cases=PATTERN_C
         ctx = make_context(settings, llm=model, grader=model, web=_bench_web)
         name = pattern_id + (f" ({options['variant']})" if "variant" in options else "")
         if pattern_id == "graph_rag":  # measure the one-off graph build, then answer from the stored graph
-            for collection in options.get("graph_collections", []):
+            for collection in options.get("source_ids", []):
                 entity_graph.drop_graph(settings, collection)
             rows.append({"pattern": f"{name} (first run: builds the graph)",
                          **_measure(pattern_id, question, settings, model, ctx, options)})

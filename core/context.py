@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 
 from core.config import Settings
-from core.knowledge import KnowledgeBase
+from core.knowledge import KnowledgeBase, KnowledgeError
 from core.web_search import WebResult, web_search
 
 
@@ -27,6 +27,17 @@ class RunContext:
 
     def retrieve(self, collection: str, query: str, k: int | None = None):
         return self.kb.search(collection, query, k or self.settings.k)
+
+    def search(self, collections: list[str], query: str, k: int | None = None) -> tuple[list, list[tuple[str, str]]]:
+        """Top-k over several collections merged by score, and (collection, reason) for each that failed."""
+        found, problems = [], []
+        for name in collections:
+            try:
+                found.extend(self.retrieve(name, query, k))
+            except KnowledgeError as exc:
+                problems.append((name, str(exc)))
+        found.sort(key=lambda d: d.metadata.get("score", 0.0), reverse=True)
+        return found[: k or self.settings.k], problems
 
 
 def make_context(settings: Settings, llm: BaseChatModel | None = None, grader: BaseChatModel | None = None,

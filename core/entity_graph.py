@@ -212,6 +212,24 @@ def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int
         return graph, info
 
 
+def graph_with_digest(settings: Settings, collection: str, digest: str) -> nx.MultiDiGraph | None:
+    """The collection's graph if the one in memory (or on disk) was built from chunks with this digest.
+
+    Nodes after the first of a run use it: ``ensure_graph`` already fetched and hashed the chunks once.
+    """
+    path = graph_path(settings, collection)
+    with _lock(path):
+        cached = _cache.get(str(path))
+        if cached and cached[0] == digest:
+            return cached[1]
+        stored = _read(path)
+        if stored and stored.get("digest") == digest and stored.get("version") == FORMAT_VERSION:
+            graph = import_graph(stored)
+            _cache[str(path)] = (digest, graph)
+            return graph
+        return None
+
+
 def drop_graph(settings: Settings, collection: str) -> None:
     """Forget a collection's graph, on disk and in memory: the next use extracts it again."""
     path = graph_path(settings, collection)

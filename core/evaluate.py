@@ -1,8 +1,9 @@
-"""Evaluation: run the shipped question set through patterns and score what came back.
+"""Evaluation: run a question set (core.question_set) through patterns and score what came back.
 
-Scores per pattern: route/tool accuracy, source hit rate, key-fact rate, correct-decline rate,
-mean LLM calls, tokens and wall time, and the termination reasons. Results are saved with the
-provider, model and date under ``<data dir>/evals/`` so runs of different models can be compared.
+Scores per pattern: route/tool accuracy (the collections a run searched, by name, against the set's
+``sources``), source hit rate (a cited chunk came from one of them), key-fact rate, correct-decline
+rate, mean LLM calls, tokens and wall time, and the termination reasons. Results are saved with the
+set's name, the provider, the model and the date under ``<data dir>/evals/`` so runs compare.
 """
 
 from __future__ import annotations
@@ -14,34 +15,32 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from core.config import Settings
+from core.question_set import BUILTIN
 
-EVALSET = Path(__file__).resolve().parent / "evalset.json"
-DECLINE_MARKERS = ("없습니다", "없어", "부족", "찾지 못", "알 수 없", "확인할 수 없", "모르", "답할 수 없", "답하지 않",
-                   "not enough", "no information", "cannot", "can't", "don't know", "not available",
-                   "do not contain", "does not contain", "doesn't contain", "unable to")
-DECLINE_REASONS = ("no_relevant_documents", "not_enough_evidence")
+# a run that ended with one of these said itself that it would not answer
+DECLINE_REASONS = ("no_relevant_documents", "not_enough_evidence", "web_unavailable")
 
-
-def load_evalset(path: Path = EVALSET) -> list[dict]:
-    with open(path, encoding="utf-8") as fh:
-        return json.load(fh)
+Judge = Callable[[str, str], "bool | None"]  # (question, answer) -> declined? None when the judge failed
 
 
-def spread(items: list[dict], limit: int | None) -> list[dict]:
-    """At most ``limit`` items taken in turn from each category (in file order), so a short run
-    still covers every kind of question; ``None`` or 0 keeps them all."""
-    if not limit:
-        return list(items)
-    queues: dict[str, list[dict]] = {}
-    for item in items:
-        queues.setdefault(item["category"], []).append(item)
-    picked: list[dict] = []
-    while len(picked) < limit and any(queues.values()):
-        for queue in queues.values():
-            if queue and len(picked) < limit:
-                picked.append(queue.pop(0))
-    return picked
+class Declined(BaseModel):
+    declined: bool
+
+
+def model_judge(model) -> Judge:
+    """Whether an answer written by a model declines, judged by a model (structured yes/no)."""
+    from core import graders
+    from core.prompts import workflow as P
+
+    def judge(question: str, answer: str) -> bool | None:
+        outcome = graders.ask(model, Declined, P.DECLINE_SYSTEM,
+                              f"Question: {question}\n\n<answer>\n{answer}\n</answer>", Declined(declined=False))
+        return None if outcome.fallback else outcome.value.declined
+
+    return judge
 
 
 def _norm(text: str) -> str:
@@ -49,7 +48,7 @@ def _norm(text: str) -> str:
 
 
 def searched_collections(result: dict) -> set[str]:
-    """Which stores a run looked in, read from its trace (retrievers, agent tools, web search)."""
+    """Which collections a run looked in, read from its trace (retrievers, agent tools, web search)."""
     found: set[str] = set()
     for ev in result.get("trace") or []:
         if ev.get("kind") != "tool":
@@ -63,26 +62,31 @@ def searched_collections(result: dict) -> set[str]:
     return found
 
 
-def score_item(item: dict, result: dict) -> dict:
+def declined(item: dict, result: dict, judge: Judge | None) -> bool | None:
+    """Did the run decline? Its termination reason first; a model-written answer is judged, never keyword-matched."""
+    if result.get("error"):
+        return False
+    if result.get("termination_reason") in DECLINE_REASONS or not (result.get("answer") or "").strip():
+        return True
+    return judge(item["question"], result["answer"]) if judge else None
+
+
+def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
     """Score one run against one question; None where a measure does not apply."""
     answer = result.get("answer") or ""
     searched = searched_collections(result)
-    expected = set(item.get("expected_collections") or [])
-    if item.get("must_decline"):
+    expected = set(item["sources"])
+    if not item["answerable"]:
         route_ok = None  # looking somewhere before declining is as right as not looking
-    elif item.get("expected_route") == "direct" or not expected:
-        route_ok = not searched if item.get("expected_route") == "direct" else None
     else:
-        route_ok = expected <= searched
-    cited = {s.get("source") for s in result.get("sources") or []}
-    source_hit = bool(cited & set(item["expected_sources"])) if item.get("expected_sources") else None
-    facts = item.get("key_facts") or []
+        route_ok = expected <= searched if expected else not searched
+    cited = {s.get("collection") or ("web" if s.get("url") else "") for s in result.get("sources") or []}
+    source_hit = bool(cited & expected) if expected and item["answerable"] else None
+    facts = item["facts"]
     fact_rate = sum(_norm(f) in _norm(answer) for f in facts) / len(facts) if facts else None
-    declined = (result.get("termination_reason") in DECLINE_REASONS
-                or any(m in answer.lower() for m in DECLINE_MARKERS))
     return {
         "id": item["id"], "category": item["category"], "route_ok": route_ok, "source_hit": source_hit,
-        "fact_rate": fact_rate, "declined_ok": declined if item.get("must_decline") else None,
+        "fact_rate": fact_rate, "declined_ok": None if item["answerable"] else declined(item, result, judge),
         "llm_calls": result.get("llm_calls", 0), "tokens": result.get("tokens", 0), "ms": result.get("ms", 0),
         "termination_reason": result.get("termination_reason") or "error", "error": result.get("error"),
         "searched": sorted(searched), "answer": answer[:300],
@@ -111,26 +115,33 @@ def summarise(scores: list[dict]) -> dict:
 
 def evaluate(settings: Settings, patterns: list[str], items: list[dict],
              run_one: Callable[[str, str, Settings], dict] | None = None,
-             progress: Callable[[int, int, str], None] | None = None) -> dict:
-    """Run every item through every pattern (each in a fresh thread) and score it."""
-    from core.models import model_name, resolve_provider
+             progress: Callable[[int, int, str], None] | None = None, set_name: str = BUILTIN.name,
+             judge: Judge | None = None) -> dict:
+    """Run every item through every pattern (each in a fresh thread) and score it.
+
+    ``judge`` decides whether a model-written answer to an unanswerable question declines (default:
+    the configured grader model; its calls are not counted as the pattern's cost).
+    """
+    from core.models import get_chat_model, model_name, resolve_provider
     from core.runner import run
 
     run_one = run_one or (lambda pattern, question, s: run(pattern, question, s, origin="eval"))
+    if judge is None and any(not item["answerable"] for item in items):
+        judge = model_judge(get_chat_model(settings, role="grader"))
     per_pattern: dict[str, dict] = {}
     total, done = len(patterns) * len(items), 0
     for pattern in patterns:
         scores = []
         for item in items:
             result = run_one(pattern, item["question"], settings)
-            scores.append(score_item(item, result))
+            scores.append(score_item(item, result, judge))
             done += 1
             if progress:
                 progress(done, total, f"{pattern} {item['id']}")
         per_pattern[pattern] = {"summary": summarise(scores), "items": scores}
     provider = resolve_provider(settings)
-    return {"date": time.strftime("%Y-%m-%d %H:%M"), "provider": provider, "model": model_name(settings, provider),
-            "patterns": per_pattern}
+    return {"date": time.strftime("%Y-%m-%d %H:%M"), "set": set_name, "set_questions": len(items),
+            "provider": provider, "model": model_name(settings, provider), "patterns": per_pattern}
 
 
 def save(report: dict, settings: Settings) -> Path:
@@ -160,7 +171,7 @@ def render(report: dict) -> str:
     rows = [[name, str(data["summary"]["questions"])] + [str(data["summary"][k]) for k in keys]
             for name, data in report["patterns"].items()]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    lines = [f"evaluation {report['date']}: {report['provider']} ({report['model']})",
+    lines = [f"evaluation {report['date']} of {report.get('set', '?')}: {report['provider']} ({report['model']})",
              "  ".join(h.ljust(w) for h, w in zip(header, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
     lines.append("")

@@ -33,15 +33,25 @@ T = TypeVar("T", bound=BaseModel)
 
 
 class Route(BaseModel):
-    """Where to look for the answer."""
+    """Where to look for the answer: a source id, web or direct (the ids are fixed per run)."""
 
-    route: Literal["menu", "wine", "web", "direct"]
+    route: str
 
 
 class Sources(BaseModel):
-    """Which sources to search (one or more)."""
+    """Which sources to search (one or more): source ids or web."""
 
-    sources: list[Literal["menu", "wine", "web"]] = Field(min_length=1, max_length=3)
+    sources: list[str] = Field(min_length=1)
+
+
+def route_schema(ids: list[str]) -> type[Route]:
+    """Route with an enum of this run's ids, so constrained decoders can only emit one of them."""
+    return create_model("Route", __base__=Route, route=(Literal[tuple(ids)], ...))
+
+
+def sources_schema(ids: list[str], most: int) -> type[Sources]:
+    return create_model("Sources", __base__=Sources,
+                        sources=(list[Literal[tuple(ids)]], Field(min_length=1, max_length=max(1, most))))
 
 
 class Complexity(BaseModel):
@@ -164,16 +174,28 @@ def _doc(doc: Document) -> str:
 # ---------------------------------------------------------------- graders
 
 
-def route_question(model, question: str) -> Outcome[Route]:
-    """menu / wine / web / direct. Fallback: direct (the run says so in its trace)."""
-    return ask(model, Route, P.ROUTER_SYSTEM, f"Question: {question}", Route(route="direct"))
+def _source_lines(sources) -> str:
+    return "\n".join(s.line() for s in sources) or "(no document collections are enabled)"
 
 
-def select_sources(model, question: str) -> Outcome[Sources]:
-    """Multi-select for fan-out search. Fallback: menu and wine (our own stores)."""
-    outcome = ask(model, Sources, P.MULTI_ROUTER_SYSTEM, f"Question: {question}",
-                  Sources(sources=["menu", "wine"]))
-    outcome.value.sources = list(dict.fromkeys(outcome.value.sources))  # a small model may repeat itself
+def route_question(model, question: str, sources: list) -> Outcome[Route]:
+    """One of the sources' ids, web or direct. Fallback: direct (the run says so in its trace)."""
+    schema = route_schema([s.id for s in sources] + ["web", "direct"])
+    system = P.ROUTER_SYSTEM.format(sources=_source_lines(sources))
+    return ask(model, schema, system, f"Question: {question}", schema(route="direct"))
+
+
+def select_sources(model, question: str, sources: list, most: int) -> Outcome[Sources]:
+    """Multi-select among the sources and web for fan-out search, at most ``most``.
+
+    Fallback: the first ``most`` sources (our own documents before the web), or web when there are none.
+    """
+    ids = [s.id for s in sources] + ["web"]
+    schema = sources_schema(ids, most)
+    system = P.MULTI_ROUTER_SYSTEM.format(sources=_source_lines(sources), most=most)
+    fallback = schema(sources=[s.id for s in sources][:most] or ["web"])
+    outcome = ask(model, schema, system, f"Question: {question}", fallback)
+    outcome.value.sources = list(dict.fromkeys(outcome.value.sources))[:most]  # a small model may repeat itself
     return outcome
 
 

@@ -29,6 +29,7 @@ SAMPLE_COLLECTIONS = {
 EMBED_BATCH = 32
 REINDEX_OF = "reindex_of"  # marks a re-index's temporary collection (never shown, never a user's)
 ORIGIN = "origin"  # where a file from disk came from: two folders' notes.md must not replace each other
+DESCRIBED = ("display_name", "description", "enabled")  # what core.sources stores with a collection
 
 Progress = Callable[[int, int, str], None]  # (done, total, label)
 
@@ -152,6 +153,23 @@ class KnowledgeBase:
         meta = col.metadata or {}
         return {"name": name, "chunks": col.count(), "embedding_model": meta.get("embedding_model", "?"),
                 "sources": sources}
+
+    # -- descriptive metadata (what the patterns read through core.sources)
+
+    def metadata(self, name: str) -> dict:
+        """The collection's stored metadata, without Chroma's own index settings."""
+        return {k: v for k, v in (self._raw(name).metadata or {}).items() if not k.startswith("hnsw:")}
+
+    def catalogue(self) -> dict[str, dict]:
+        """name -> metadata of every collection, in one listing (no embedder involved)."""
+        return {c.name: {k: v for k, v in (c.metadata or {}).items() if not k.startswith("hnsw:")}
+                for c in sorted(self.client.list_collections(), key=lambda c: c.name)}
+
+    def set_metadata(self, name: str, **values: str | bool | int | float) -> None:
+        """Merge values into the collection's metadata (Chroma refuses hnsw:* keys in modify, even unchanged)."""
+        col = self._raw(name)
+        kept = {k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")}
+        col.modify(metadata={**kept, **values})
 
     def delete_collection(self, name: str) -> None:
         self._writable("deleting a collection")
@@ -313,17 +331,16 @@ class KnowledgeBase:
         for name, filename in SAMPLE_COLLECTIONS.items():
             path = SAMPLES_DIR / filename
             digest = hashlib.sha1(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
+            described = {}
             if self.exists(name):
                 meta = self._raw(name).metadata or {}
                 if meta.get("sample_digest") == digest and meta.get("embedding_model") == self.model_id:
                     continue
+                described = {k: v for k, v in meta.items() if k in DESCRIBED}  # the user's edits outlive a rebuild
                 self.client.delete_collection(name)  # ours, derived from a shipped file: safe to rebuild
             report = self._ingest([path], name, progress, None)  # also in read-only mode: the app needs them
             if report.errors:
                 raise KnowledgeError("; ".join(report.errors.values()))
-            col = self._raw(name)
-            # Chroma refuses to see hnsw:* keys again in modify(), even unchanged
-            kept = {k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")}
-            col.modify(metadata={**kept, "sample_digest": digest})
+            self.set_metadata(name, sample_digest=digest, **described)
             rebuilt.append(name)
         return rebuilt

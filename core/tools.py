@@ -1,31 +1,27 @@
-"""The agents' tools (retrievers over collections, web search) and what every agent shares around them.
+"""The agents' tools (retrievers over collections, web search), how they run, and their trace events.
 
-Tools are plain specs bound to the model as OpenAI-style function schemas; the graphs run them in
-their own nodes, so every call is traced, its documents kept for sources, and only the tools the
-agent was given can ever run (a tool name read in a document is just an unknown name).
+Tools are plain specs bound to the model as OpenAI-style function schemas, generated from the run's
+sources (core.sources); the graphs run them in their own nodes, so every call is traced, its
+documents kept for sources, and only the tools the agent was given can ever run (a tool name read
+in a document is just an unknown name). Citations live in core.citations, the approval node in
+core.tool_review.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langgraph.types import Command, interrupt
 
+from core.citations import format_labelled
 from core.context import RunContext
-from core.knowledge import KnowledgeError
-from core.patterns.common import sources_from
 from core.prompts import agents as P
-from core.prompts import escape_fences, fence
-from core.review import normalise_decision, tool_approval
+from core.sources import Source, tool_names
 from core.trace import doc_ref, event
 
-OBSERVATION_DOC_CHARS = 700  # per chunk, in what the model reads
 SHORT = 240  # what the trace keeps of a thought, an input or an observation
 MAX_TOOL_CALLS = 3  # per agent turn; more are dropped (and traced)
 
@@ -50,15 +46,27 @@ class AgentTool:
         return f"{self.name}: {' '.join(self.description.split())}"
 
 
-def search_documents_tool(collections: list[str]) -> AgentTool:
-    return AgentTool("search_documents", P.SEARCH_DOCUMENTS_TOOL, tuple(collections))
+WEB_TOOL = AgentTool("web_search", P.WEB_SEARCH_TOOL, web=True, query_hint="a short keyword query (a few words)")
 
 
-def policy_tools() -> list[AgentTool]:
-    """The ReAct agents' tools: one retriever per policy report, and the web."""
-    return [AgentTool("japan_ict", P.JAPAN_ICT_TOOL, ("japan_ict",)),
-            AgentTool("usa_ict", P.USA_ICT_TOOL, ("usa_ict",)),
-            AgentTool("web_search", P.WEB_SEARCH_TOOL, web=True, query_hint="a short keyword query (a few words)")]
+def search_documents_tool(sources: list[Source]) -> AgentTool:
+    """One retriever over every source of the run, merged by score; its description lists them."""
+    listed = "\n".join(f"- {s.name}: {' '.join(s.description.split())}" for s in sources) or "(none enabled)"
+    return AgentTool("search_documents", P.SEARCH_DOCUMENTS_TOOL.format(sources=listed), tuple(s.id for s in sources))
+
+
+def source_tools(sources: list[Source]) -> list[AgentTool]:
+    """The ReAct agents' tools: one retriever per source, named after its collection, and the web."""
+    names = tool_names(sources, taken=(WEB_TOOL.name,))
+    return [AgentTool(names[s.id], P.COLLECTION_TOOL.format(name=s.name, description=s.description), (s.id,))
+            for s in sources] + [WEB_TOOL]
+
+
+def tools_event(node: str, tools: list[AgentTool]) -> dict:
+    """The tool list the agent was given this run, with what each one searches."""
+    return event(node, "info", grader="agent", step="tools", target="tools", verdict=f"{len(tools)} tool(s)",
+                 reason=", ".join(t.name for t in tools),
+                 tools=[{"name": t.name, "collections": list(t.collections), "web": t.web} for t in tools])
 
 
 def bind_agent_tools(model, tools: list[AgentTool], parallel: bool = False):
@@ -70,20 +78,6 @@ def bind_agent_tools(model, tools: list[AgentTool], parallel: bool = False):
 
 
 # ---------------------------------------------------------------- running a tool
-
-
-def source_label(doc: Document) -> str:
-    """The label a chunk is cited by: its URL, or the file name (with the page for PDFs)."""
-    meta = doc.metadata
-    if meta.get("url"):
-        return meta["url"]
-    source = meta.get("source", "?")
-    return f"{source} p.{meta.get('page', 1)}" if source.lower().endswith(".pdf") else source
-
-
-def label_sources(docs: list[Document]) -> list[dict]:
-    """The run's source records (as ``final`` makes them), each with the label it is cited by."""
-    return [dict(src, label=source_label(doc)) for src, doc in zip(sources_from(docs), docs)]
 
 
 def _doc_key(doc: Document) -> str:
@@ -99,15 +93,6 @@ def merge_documents(old: list[Document], new: list[Document]) -> list[Document]:
             seen.add(_doc_key(doc))
             out.append(doc)
     return out
-
-
-def format_labelled(docs: list[Document], chars: int | None = OBSERVATION_DOC_CHARS) -> str:
-    """Chunks as the model reads them: a source label, then the text fenced as data."""
-    blocks = []
-    for doc in docs:
-        text = doc.page_content if chars is None else doc.page_content[:chars]
-        blocks.append(f"[Source: {escape_fences(source_label(doc))}]\n{fence(text)}")
-    return "\n\n".join(blocks)
 
 
 @dataclass
@@ -150,18 +135,11 @@ def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict) -> ToolRun:
         run.text = (format_labelled(result.documents) if result.ok
                     else f"Web search {result.status}: {result.reason or 'no results'}.")
         return run
-    found, problems = [], []
-    for collection in tool.collections:
-        try:
-            found.extend(ctx.retrieve(collection, query))
-        except KnowledgeError as exc:
-            problems.append(str(exc))
-    found.sort(key=lambda d: d.metadata.get("score", 0.0), reverse=True)
-    run.documents = found[: ctx.settings.k]  # several collections are merged by score, like one
+    run.documents, problems = ctx.search(list(tool.collections), query)  # several collections merge by score
     if run.documents:
         run.status, run.text = "ok", format_labelled(run.documents)
     elif problems:
-        run.status, run.text = "unavailable", "The documents cannot be searched: " + "; ".join(problems)
+        run.status, run.text = "unavailable", "The documents cannot be searched: " + "; ".join(r for _, r in problems)
     else:
         run.status, run.text = "empty", "No documents found."
     return run
@@ -228,87 +206,3 @@ def with_calls(message: AIMessage, calls: list[dict]) -> AIMessage:
     return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
 
 
-# ---------------------------------------------------------------- human approval of tool calls
-
-
-def edited_calls(pending: list[dict], decision: dict) -> list[dict]:
-    """The calls an ``edit`` decision asks for: explicit tool calls, or a new query for every call."""
-    if decision.get("tool_calls"):
-        out = []
-        for call in decision["tool_calls"]:
-            args = call.get("args") if isinstance(call.get("args"), dict) else {"query": query_of(call.get("args"))}
-            out.append({"name": str(call.get("name", "")), "args": args,
-                        "id": call.get("id") or new_call("", "", "edited")["id"], "type": "tool_call"})
-        return out
-    query = " ".join(str(decision.get("question", "")).split())
-    return [dict(c, args={**(c.get("args") or {}), "query": query}) for c in pending]
-
-
-def make_review_tool_calls(pending_key: str, act_node: str,
-                           on_reject: Callable[[dict, list[dict], str], dict],
-                           after_reject: Callable[[dict], str],
-                           on_edit: Callable[[dict, list[dict]], dict] | None = None):
-    """Node: pause before tools run; approve runs them, edit runs the edited calls, reject tells the agent.
-
-    ``on_reject(state, calls, message)`` returns the state update that feeds the refusal back to the
-    agent; ``after_reject(state)`` names the node to continue at (the agent, or the end of its budget);
-    ``on_edit(state, calls)`` may rewrite what the agent's history says it asked for.
-    """
-
-    def review_tool_calls(state: dict) -> Command:
-        calls = state.get(pending_key) or []
-        decision = normalise_decision(interrupt(tool_approval("review_tool_calls", state["standalone_question"], calls)))
-        action = decision["action"]
-        if action == "approve":
-            note = event("review_tool_calls", "interrupt", verdict="approve", target="tool calls",
-                         reason=f"approved {len(calls)} call(s)")
-            return Command(goto=act_node, update={"trace": [note]})
-        if action == "edit":
-            edited = edited_calls(calls, decision)
-            note = event("review_tool_calls", "interrupt", verdict="edit", target="tool calls",
-                         reason="edited to: " + "; ".join(f"{c['name']}({short(query_of(c['args']), 80)})" for c in edited))
-            extra = on_edit(state, edited) if on_edit else {}
-            return Command(goto=act_node, update={**extra, pending_key: edited, "trace": [note]})
-        message = decision.get("message") or "no reason given"
-        note = event("review_tool_calls", "interrupt", verdict="reject", target="tool calls",
-                     reason=f"rejected by the reviewer: {message}")
-        update = on_reject(state, calls, message)
-        update["trace"] = [note] + list(update.get("trace") or [])
-        return Command(goto=after_reject({**state, **update}), update={**update, pending_key: []})
-
-    return review_tool_calls
-
-
-# ---------------------------------------------------------------- citations
-
-CITATION = re.compile(r"\[\s*(?:Source|Sources|출처)\s*:\s*([^\]]*)\]", re.IGNORECASE)
-
-
-def _norm_label(label: str) -> str:
-    return "".join(label.casefold().split()).strip("'\"`")
-
-
-def verify_citations(answer: str, known_labels: list[str]) -> tuple[str, list[str], list[str]]:
-    """Keep ``[Source: label]`` citations whose label a tool returned in this run; remove the others.
-
-    Returns the cleaned answer, the verified labels and the removed labels (in order of appearance).
-    """
-    known = {_norm_label(label) for label in known_labels}
-    verified: list[str] = []
-    removed: list[str] = []
-
-    def check(match: re.Match) -> str:
-        inner = match.group(1).strip()
-        parts = [inner] if _norm_label(inner) in known else [p.strip() for p in re.split(r"[;,]", inner) if p.strip()]
-        good = [p for p in parts if _norm_label(p) in known]
-        verified.extend(good)
-        removed.extend(p for p in parts if _norm_label(p) not in known)
-        if not parts:
-            removed.append(inner or "(empty)")
-        return f"[Source: {'; '.join(good)}]" if good else "\x00"
-
-    cleaned = CITATION.sub(check, answer)
-    # close the gap a removed citation leaves, and only there (the rest of the layout stays as written)
-    cleaned = re.sub(r"[ \t]*\x00+(?=[.,;:!?)]|[ \t]*$)", "", cleaned, flags=re.MULTILINE)
-    cleaned = re.sub(r"[ \t]*\x00+[ \t]*", " ", cleaned).strip()
-    return cleaned, list(dict.fromkeys(verified)), list(dict.fromkeys(removed))

@@ -17,19 +17,20 @@ def s(sample_settings):
 
 
 def test_route_menu_searches_the_menu_and_cites_it(s):
-    script = Script(router={"route": "menu"}, answer="시그니처 스테이크는 ₩35,000입니다 [1].")
+    script = Script(router={"route": "restaurant_menu"}, answer="시그니처 스테이크는 ₩35,000입니다 [1].")
     r = run_script("adaptive", STEAK, s, script)
-    assert r["path"] == ["contextualize", "route_question", "search_menu", "generate"]
+    assert r["path"] == ["contextualize", "route_question", "search_collection", "generate"]
     assert r["termination_reason"] == "answered"
     assert {src["collection"] for src in r["sources"]} == {"restaurant_menu"}
-    assert kinds(r, "route")[0]["verdict"] == "menu"
+    route = kinds(r, "route")[0]
+    assert route["target"] == "restaurant_menu" and route["verdict"] == "레스토랑 메뉴 · Restaurant menu"  # display name
     assert "35,000" in script.prompts["answer"][0][0].content  # the right chunk reached the prompt
 
 
 def test_route_wine_searches_the_wine_list(s):
     r = run_script("adaptive", "스테이크와 어울리는 와인을 추천해주세요", s,
-                   Script(router={"route": "wine"}, answer="바롤로를 추천합니다 [1]."))
-    assert r["path"][2] == "search_wine"
+                   Script(router={"route": "restaurant_wine"}, answer="바롤로를 추천합니다 [1]."))
+    assert r["path"][2] == "search_collection"
     assert {src["collection"] for src in r["sources"]} == {"restaurant_wine"}
 
 
@@ -61,7 +62,7 @@ def test_router_parse_failure_falls_back_to_direct_and_says_so(s):
     r = run_script("adaptive", "안녕하세요?", s, script)
     assert script.count("router") == 2  # retried once
     err = kinds(r, "error")[0]
-    assert err["verdict"] == "direct" and "falling back to a direct answer" in err["reason"]
+    assert err["target"] == "direct" and "falling back to a direct answer" in err["reason"]
     assert r["termination_reason"] == "direct_answer"
 
 
@@ -93,7 +94,7 @@ def _review_ctx(s, script):
 
 
 def test_review_pauses_then_approve_with_a_dropped_document(s):
-    script = Script(router={"route": "menu"}, answer="₩35,000 [1].")
+    script = Script(router={"route": "restaurant_menu"}, answer="₩35,000 [1].")
     ctx = _review_ctx(s, script)
     paused = run("adaptive", STEAK, s, ctx=ctx, review=True)
     assert paused["interrupted"] and paused["termination_reason"] == ""
@@ -110,7 +111,7 @@ def test_review_pauses_then_approve_with_a_dropped_document(s):
 
 
 def test_review_reject_ends_with_user_rejected(s):
-    ctx = _review_ctx(s, Script(router={"route": "menu"}))
+    ctx = _review_ctx(s, Script(router={"route": "restaurant_menu"}))
     paused = run("adaptive", STEAK, s, ctx=ctx, review=True)
     done = resume(paused["thread_id"], {"action": "reject", "message": "wrong menu"}, s, ctx=ctx)
     assert done["termination_reason"] == "user_rejected" and "wrong menu" in done["termination_message"]
@@ -118,7 +119,7 @@ def test_review_reject_ends_with_user_rejected(s):
 
 
 def test_review_edit_retrieves_again_for_the_edited_question(s):
-    script = Script(router={"route": "menu"}, answer="₩28,000 [1].")
+    script = Script(router={"route": "restaurant_menu"}, answer="₩28,000 [1].")
     ctx = _review_ctx(s, script)
     paused = run("adaptive", STEAK, s, ctx=ctx, review=True)
     again = resume(paused["thread_id"], {"action": "edit", "question": "트러플 크림 파스타 가격"}, s, ctx=ctx)
@@ -126,7 +127,7 @@ def test_review_edit_retrieves_again_for_the_edited_question(s):
     new_docs = again["interrupt"]["documents"]
     assert again["interrupt"]["question"] == "트러플 크림 파스타 가격"
     assert any("트러플" in d["text"] for d in new_docs)  # not the stale steak documents
-    assert again["path"].count("search_menu") == 2 and "retrieve" not in again["path"]  # the routed store again
+    assert again["path"].count("search_collection") == 2 and "retrieve" not in again["path"]  # the routed store again
     done = resume(again["thread_id"], {"action": "approve"}, s, ctx=ctx)
     assert done["termination_reason"] == "answered"
     assert "트러플" in script.prompts["answer"][0][0].content
@@ -135,7 +136,7 @@ def test_review_edit_retrieves_again_for_the_edited_question(s):
 def test_invalid_review_decision_is_refused(s):
     from core.runner import RunInputError
 
-    ctx = _review_ctx(s, Script(router={"route": "menu"}))
+    ctx = _review_ctx(s, Script(router={"route": "restaurant_menu"}))
     paused = run("adaptive", STEAK, s, ctx=ctx, review=True)
     with pytest.raises(RunInputError):
         resume(paused["thread_id"], {"action": "maybe"}, s, ctx=ctx)

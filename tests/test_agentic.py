@@ -4,11 +4,11 @@ import pytest
 from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
 
+from core.citations import verify_citations
 from core.context import make_context
 from core.knowledge import KnowledgeBase
 from core.patterns import get_pattern
 from core.runner import run
-from core.tools import verify_citations
 from core.trace import TERMINATION_REASONS
 from core.web_search import WebResult
 

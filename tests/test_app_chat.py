@@ -27,8 +27,8 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     assert any("score 0." in label for label in citations)
     verdicts = assistant.dataframe[0].value
     assert list(verdicts.columns) == ["node", "kind", "grader", "target", "verdict", "score", "reason"]
-    assert list(verdicts["node"]) == ["retrieve", "generate"]
-    assert list(verdicts["verdict"]) == ["3 documents", "answered"]
+    assert list(verdicts["node"]) == ["contextualize", "retrieve", "generate"]
+    assert list(verdicts["verdict"]) == ["4 source(s)", "3 documents", "answered"]  # the sources the run had, first
     usage = assistant.dataframe[1].value
     assert usage.iloc[0]["node"] == "generate" and usage.iloc[0]["LLM calls"] == 1
     [diagram] = mermaid(at)
@@ -105,7 +105,8 @@ def test_settings_persist_across_reruns_page_switches_and_provider_changes(app_d
     scripted.replies = [ANSWER]
     at.chat_input[0].set_value("스테이크 가격?").run()
     assert_clean(at)
-    assert at.chat_message[1].dataframe[0].value["verdict"][0] == "5 documents"
+    trace = at.chat_message[1].dataframe[0].value
+    assert list(trace[trace["node"] == "retrieve"]["verdict"]) == ["5 documents"]  # k = 5 reached the retriever
     at.sidebar.selectbox(key="sb_provider").set_value("openai-compatible").run()
     assert at.sidebar.text_input(key="sb_model_openai-compatible").value == "qwen2.5-7b-instruct"
 
@@ -190,3 +191,25 @@ def test_a_long_step_reports_its_progress_in_words():
     assert progress_label(graph) == "Building the wine knowledge graph (first use): 3 of 17 chunks"
     other = {"node": "n", "step": "index", "subject": "docs", "done": 1, "total": 2}
     assert progress_label(other) == "n: index docs, 1 of 2"  # a step without wording of its own
+
+
+def test_the_sources_multiselect_narrows_a_run_per_page_and_is_kept(app_data, scripted):
+    from app_support import happy_script
+
+    scripted.responder = happy_script()  # the router picks restaurant_menu
+    adaptive, samples = "pages/2_Adaptive_RAG.py", {"restaurant_menu", "restaurant_wine", "japan_ict", "usa_ict"}
+    at = open_page(adaptive)
+    assert set(at.sidebar.multiselect(key="sb_sources_adaptive").value) == samples  # every enabled collection
+    at.sidebar.multiselect(key="sb_sources_adaptive").set_value(["restaurant_menu", "restaurant_wine"]).run()
+    at.chat_input[0].set_value("스테이크 메뉴의 가격은 얼마인가요?").run()
+    assert_clean(at)
+    router = next(m[0].content for m in scripted.calls if m[0].content.startswith("You route"))
+    assert "- restaurant_wine:" in router and "japan_ict" not in router  # only the chosen sources are routes
+    record = get_registry(app_data).runs(at.query_params["thread"])[-1]["result"]
+    recorded = next(e for e in record["trace"] if e.get("grader") == "sources")
+    assert recorded["sources"] == ["restaurant_menu", "restaurant_wine"]  # exports and resumed runs say so
+
+    at.switch_page(BASIC).run()  # the choice is per page
+    assert set(at.sidebar.multiselect(key="sb_sources_basic").value) == samples
+    at.switch_page(adaptive).run()  # and kept across page switches and reruns
+    assert at.sidebar.multiselect(key="sb_sources_adaptive").value == ["restaurant_menu", "restaurant_wine"]

@@ -6,11 +6,10 @@ from core import evaluate
 from core.config import load_settings
 
 EVALUATION = "pages/11_Evaluation.py"
-MENU = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "expected_route": "menu",
-        "expected_collections": ["restaurant_menu"], "expected_sources": ["restaurant_menu.md"],
-        "key_facts": ["35,000", "한우 등심"], "must_decline": False}
-GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "expected_route": "direct",
-            "expected_collections": [], "expected_sources": [], "key_facts": [], "must_decline": False}
+MENU = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "sources": ["restaurant_menu"],
+        "facts": ["35,000", "한우 등심"], "answerable": True}
+GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "sources": [], "facts": [],
+            "answerable": True}
 
 
 def canned(pattern: str, question: str, settings) -> dict:
@@ -20,14 +19,14 @@ def canned(pattern: str, question: str, settings) -> dict:
                 "tokens": 10, "ms": 400}
     answer = "한우 등심 ₩35,000" if pattern == "adaptive" else "₩35,000"
     return {"answer": answer, "termination_reason": "answered", "llm_calls": 2, "tokens": 80, "ms": 2000,
-            "sources": [{"source": "restaurant_menu.md"}],
+            "sources": [{"source": "restaurant_menu.md", "collection": "restaurant_menu"}],
             "trace": [{"kind": "tool", "grader": "retriever", "target": "restaurant_menu"}]}
 
 
 def saved_two_reports() -> tuple[str, str]:
     """An embedded report of two patterns and an 'openai' one of basic; returns (older, newer) file names."""
     settings = load_settings()
-    first = evaluate.evaluate(settings, ["basic", "adaptive"], [MENU, GREETING], run_one=canned)
+    first = evaluate.evaluate(settings, ["basic", "adaptive"], [MENU, GREETING], run_one=canned, set_name="mine.jsonl")
     older = evaluate.save(first, settings).name
     second = {**evaluate.evaluate(settings, ["basic"], [MENU], run_one=canned), "provider": "openai",
               "model": "gpt-4o-mini"}
@@ -41,12 +40,23 @@ def test_saved_reports_are_tabulated_charted_and_drilled_into(app_data, scripted
     assert "tiny 270M demo model, so its scores are low" in at.main.info[0].value
     assert at.multiselect(key="eval_reports").value == [newer, older]  # newest first, all selected
     summary = at.dataframe[0].value
-    assert list(summary.columns[:4]) == ["evaluation", "provider", "model", "pattern"]
+    assert list(summary.columns[:5]) == ["evaluation", "set", "provider", "model", "pattern"]
+    assert list(summary["set"]) == ["builtin.jsonl", "mine.jsonl", "mine.jsonl"]
     assert list(zip(summary["provider"], summary["pattern"])) == [("openai", "basic"), ("embedded", "basic"),
                                                                   ("embedded", "adaptive")]
     assert list(summary["key_fact_rate"]) == [0.5, 0.5, 1.0]
     assert list(summary["route_accuracy"]) == [1.0, 1.0, 1.0] and list(summary["questions"]) == [1, 2, 2]
-    [(spec, [data])] = charts(at)
+    [(frontier, [points]), (spec, [data])] = charts(at)
+    # the quality/cost frontier: score against mean LLM calls, with the set, provider and model on the chart
+    layer = frontier["layer"][0]["encoding"]
+    assert (layer["y"]["field"], layer["x"]["field"]) == ("key_fact_rate", "mean_llm_calls")
+    assert sorted(frontier["title"]["subtitle"]) == ["builtin.jsonl · openai/gpt-4o-mini",
+                                                     "mine.jsonl · embedded/gemma-3-270m-q4_k_m"]
+    assert sorted(zip(points["pattern"], points["mean_llm_calls"])) == [("adaptive", 1.5), ("basic", 1.5), ("basic", 2.0)]
+    at.selectbox(key="eval_cost_axis").set_value("mean_tokens").run()
+    assert charts(at)[0][0]["layer"][0]["encoding"]["x"]["field"] == "mean_tokens"
+    csv = next(b for b in at.get("download_button") if b.proto.label == "Download CSV")
+    assert csv is not None
     assert spec["facet"]["column"]["field"] == "metric" and spec["spec"]["encoding"]["xOffset"]["field"] == "evaluation"
     adaptive = data[data["pattern"] == "adaptive"].set_index("metric")["value"]
     assert adaptive.to_dict() == {"key_fact_rate": 1.0, "route_accuracy": 1.0}
@@ -73,13 +83,13 @@ def test_an_evaluation_started_from_the_page_runs_saves_and_is_listed(app_data, 
     at = open_page(EVALUATION)
     assert "No evaluation saved yet" in at.main.info[1].value
     assert at.multiselect(key="eval_patterns").value == ["basic"]
-    at.number_input(key="eval_limit").set_value(2)
-    at.selectbox(key="eval_category").set_value("menu")
+    at.number_input(key="eval_limit_builtin.jsonl").set_value(2)
+    at.selectbox(key="eval_category_builtin.jsonl").set_value("menu")
     button(at, "Run and save").click().run()
     assert_clean(at)
     [report] = evaluate.saved_reports(load_settings())
     assert at.success[0].value == f"Saved the evaluation as {report['file']}."
-    assert report["provider"] == "embedded" and list(report["patterns"]) == ["basic"]
+    assert report["provider"] == "embedded" and list(report["patterns"]) == ["basic"] and report["set"] == "builtin.jsonl"
     assert [i["id"] for i in report["patterns"]["basic"]["items"]] == ["menu-01", "menu-02"]
     summary = report["patterns"]["basic"]["summary"]
     assert summary["questions"] == 2 and summary["route_accuracy"] == 1.0
@@ -99,3 +109,26 @@ def test_starting_without_a_pattern_is_one_clear_message(app_data, scripted):
     assert evaluate.saved_reports(load_settings()) == [] and not scripted.calls
     at.sidebar.button_group(key="sb_lang").set_value("ko").run()
     assert at.title[0].value == "평가" and "270M" in at.main.info[0].value and "점수가 낮습니다" in at.main.info[0].value
+
+
+def test_an_uploaded_question_set_is_checked_run_and_named_in_the_report(app_data, scripted):
+    scripted.responder = happy_script()
+    at = open_page(EVALUATION)
+    at.file_uploader(key="eval_set_file").set_value(("broken.jsonl", b'{"question": "a"}\n{oops}\n', "application/json"))
+    at.run()
+    assert [e.value for e in at.error] == ["broken.jsonl line 2: not valid JSON (Expecting property name enclosed in "
+                                          "double quotes); each line must be one JSON object"]
+    mine = ('{"id": "steak", "question": "스테이크 가격은?", "sources": ["restaurant_menu"], "facts": ["35,000"]}\n'
+            '{"question": "누비라 요금은?", "sources": ["hanbit_bikes"]}\n').encode()
+    at.file_uploader(key="eval_set_file").set_value(("mine.jsonl", mine, "application/json"))
+    at.run()
+    assert "mine.jsonl · 2" in texts(at)
+    at.number_input(key="eval_limit_mine.jsonl").set_value(2)
+    button(at, "Run and save").click().run()
+    assert_clean(at)
+    assert "The set expects collections that do not exist here: hanbit_bikes." in texts(at)
+    [report] = evaluate.saved_reports(load_settings())
+    assert report["set"] == "mine.jsonl" and report["set_questions"] == 2
+    items = report["patterns"]["basic"]["items"]
+    assert [i["id"] for i in items] == ["steak", "q002"] and items[0]["fact_rate"] == 1.0
+    assert items[1]["route_ok"] is False  # the collection does not exist: counted as a miss, not skipped

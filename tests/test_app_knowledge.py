@@ -3,7 +3,7 @@
 import hashlib
 
 import numpy as np
-from app_support import app_data, assert_clean, button, open_page, texts  # noqa: F401
+from app_support import app_data, assert_clean, button, open_page, scripted, texts  # noqa: F401
 from langchain_core.embeddings import Embeddings
 
 import core.knowledge
@@ -123,3 +123,44 @@ def test_sample_documents_are_indexed_on_first_use(app_data, tmp_path, monkeypat
     assert_clean(at)
     assert _kb().names() == ["restaurant_wine"] and _kb().info("restaurant_wine")["chunks"] > 0
     assert at.chat_input[0].placeholder == "Ask a question"
+
+
+def test_a_new_collection_is_described_when_created_then_edited_suggested_and_switched_off(app_data, scripted):
+    from core.sources import get_source
+
+    at = open_page(KB)
+    at.file_uploader[0].set_value(("parking.md", NOTES, "text/markdown"))
+    at.text_input(key="kb_new_name").set_value("site_info")
+    at.text_input(key="kb_new_display").set_value("건물 안내")
+    at.text_area(key="kb_new_description").set_value("주차장과 발레파킹 안내. Parking and valet service.")
+    button(at, key_end="kb_index").click().run()
+    assert_clean(at)
+    source = get_source(_kb(), "site_info")
+    assert (source.name, source.enabled) == ("건물 안내", True)
+    assert source.description == "주차장과 발레파킹 안내. Parking and valet service."
+
+    at.run()
+    assert [e for e in at.expander if e.label.startswith("**site_info** · 건물 안내 · 1 chunks")]
+    assert at.text_area(key="kb_desc_site_info").value == source.description
+    scripted.responder = lambda messages: {"description": "건물 주차 안내: 무료 주차 시간과 발레파킹 요금."}
+    button(at, key_end="kb_suggest_site_info").click().run()
+    assert_clean(at)
+    assert at.text_area(key="kb_desc_site_info").value == "건물 주차 안내: 무료 주차 시간과 발레파킹 요금."
+    assert "지하 2층 주차장" in scripted.calls[-1][-1].content  # drafted from the collection's chunks
+    assert get_source(_kb(), "site_info").description == source.description  # a draft, not saved yet
+
+    at.toggle(key="kb_enabled_site_info").set_value(False)
+    button(at, key_end="kb_save_site_info").click().run()
+    assert_clean(at)
+    saved = get_source(_kb(), "site_info")
+    assert (saved.description, saved.enabled) == ("건물 주차 안내: 무료 주차 시간과 발레파킹 요금.", False)
+    assert "Saved the description of site_info." in texts(at)
+
+
+def test_reserved_collection_names_are_refused(app_data):
+    at = open_page(KB)
+    at.file_uploader[0].set_value(("a.md", NOTES, "text/markdown"))
+    at.text_input(key="kb_new_name").set_value("web")
+    button(at, key_end="kb_index").click().run()
+    assert at.error[0].value.startswith("'web' and 'direct' are route names")
+    assert "web" not in _kb().names()

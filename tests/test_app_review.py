@@ -27,7 +27,7 @@ ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."
 
 def _paused_run(scripted, *replies):
     """Ask on the Adaptive page with review on; the router sends the question to the menu."""
-    scripted.replies = [{"route": "menu"}, *replies]
+    scripted.replies = [{"route": "restaurant_menu"}, *replies]
     at = open_page(ADAPTIVE)
     at.sidebar.toggle(key="sb_review").set_value(True).run()
     at.chat_input[0].set_value(QUESTION).run()

@@ -22,7 +22,7 @@ def test_structured_output_returns_the_preset_verdict_and_sleeps():
     model = bench.LatencyModel(latency=0.01, verdicts=bench.HAPPY)
     from core.graders import Route
 
-    assert model.with_structured_output(Route).invoke("q").route == "menu"
+    assert model.with_structured_output(Route).invoke("q").route == "restaurant_menu"
     assert len(model._intervals) == 1
 
 

@@ -15,7 +15,7 @@ def adversary(messages):
     role = role_of(messages)
     worst = {
         "router": {"route": "web"},
-        "sources": {"sources": ["menu", "wine", "web"]},
+        "sources": {"sources": ["restaurant_menu", "restaurant_wine", "web"]},
         "complexity": {"complexity": "analyse"},
         "decompose": {"questions": ["a?", "b?", "c?", "d?"]},
         "retrieval": {"retrieve": "yes"},
@@ -48,7 +48,8 @@ def test_adversarial_model_stops_within_the_documented_bound(sample_settings, pa
 
 def test_self_rag_relevance_adversary_with_valid_json_exhausts_the_rewrite_budget(sample_settings):
     settings = sample_settings.with_(k=3, max_rewrites=3)
-    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["menu", "wine"]}, relevance={"relevant": "no"},
+    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu", "restaurant_wine"]},
+                    relevance={"relevant": "no"},
                     rewrite={"question": "다시"})
     result = run_script("self_rag", "스테이크 가격?", settings, script)
     assert result["termination_reason"] == "no_relevant_documents"

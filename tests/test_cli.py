@@ -58,3 +58,36 @@ def test_eval_refuses_a_limit_below_one_before_running_anything(tmp_path):
         assert proc.returncode == 2
         assert f"argument --limit: expected a whole number of at least 1, got '{limit}'" in proc.stderr
     assert not (tmp_path / "evals").exists()  # no empty evaluation saved
+
+
+def test_ingest_with_a_description_survives_a_restart_and_collections_lists_it(sample_data_dir, tmp_path):
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(sample_data_dir / "chroma", data / "chroma")
+    guide = ROOT / "tests" / "corpora" / "hanbit_bikes.md"
+    proc = _cli("ingest", str(guide), "--collection", "hanbit_bikes", "--name", "누비라 안내",
+                "--description", "한빛시 공공자전거 누비라의 요금과 대여소.", data_dir=data)
+    assert proc.returncode == 0, proc.stderr
+    listed = _cli("collections", "--json", data_dir=data)  # a new process: what was stored, not what was cached
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert set(rows) == {"hanbit_bikes", "restaurant_menu", "restaurant_wine", "japan_ict", "usa_ict"}
+    bikes = rows["hanbit_bikes"]
+    assert (bikes["display_name"], bikes["description"], bikes["chunks"], bikes["enabled"]) == \
+        ("누비라 안내", "한빛시 공공자전거 누비라의 요금과 대여소.", 1, True)
+    assert bikes["embedding_model"] == "embedded:multilingual-e5-small"
+    assert "Restaurant menu" in rows["restaurant_menu"]["display_name"]  # the samples ship described
+    off = _cli("collections", "--set", "restaurant_menu", "--enabled", "off", data_dir=data)
+    assert off.returncode == 0 and "restaurant_menu          off" in off.stdout
+    refused = _cli("ingest", str(guide), "--collection", "web", data_dir=data)
+    assert refused.returncode == 2 and "'web' is reserved" in refused.stderr
+
+
+def test_eval_with_a_broken_question_set_names_the_line(tmp_path):
+    broken = tmp_path / "mine.jsonl"
+    broken.write_text('{"question": "누비라 요금은?", "sources": ["hanbit_bikes"]}\n{"sources": []}\n', encoding="utf-8")
+    proc = _cli("eval", "--set", str(broken), "--patterns", "basic", data_dir=tmp_path / "d")
+    assert proc.returncode == 2
+    assert "error: mine.jsonl line 2: 'question' is missing or empty" in proc.stderr
+    assert not (tmp_path / "d" / "evals").exists()

@@ -17,7 +17,8 @@ from core.context import make_context
 
 def factory(settings, latency=0.0):
     def make(pattern_id):
-        script = Script(router={"route": "menu"}, retrieval={"retrieve": "yes"}, sources={"sources": ["menu"]},
+        script = Script(router={"route": "restaurant_menu"}, retrieval={"retrieve": "yes"},
+                        sources={"sources": ["restaurant_menu"]},
                         relevance={"relevant": "yes"}, grounded={"grounded": "yes"},
                         usefulness={"useful": "yes", "score": 5}, crag={"grade": "correct", "confidence": 0.9},
                         strip=lambda m: {"verdicts": ["yes"] * sum("<document>" in line for line in m[-1].content.splitlines())},

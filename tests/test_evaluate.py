@@ -2,31 +2,39 @@
 
 from core import evaluate
 
-MENU_ITEM = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "expected_route": "menu",
-             "expected_collections": ["restaurant_menu"], "expected_sources": ["restaurant_menu.md"],
-             "key_facts": ["35,000", "한우 등심"], "must_decline": False}
-GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "expected_route": "direct",
-            "expected_collections": [], "expected_sources": [], "key_facts": [], "must_decline": False}
-NOWHERE = {"id": "none-01", "question": "셰프 생일은?", "category": "unanswerable", "expected_route": "direct",
-           "expected_collections": [], "expected_sources": [], "key_facts": [], "must_decline": True}
+MENU_ITEM = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "sources": ["restaurant_menu"],
+             "facts": ["35,000", "한우 등심"], "answerable": True}
+GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "sources": [], "facts": [],
+            "answerable": True}
+NOWHERE = {"id": "none-01", "question": "셰프 생일은?", "category": "unanswerable", "sources": [], "facts": [],
+           "answerable": False}
 
 
-def retrieved(collections, answer, sources=(), reason="answered"):
+def retrieved(collections, answer, cited=(), reason="answered"):
     return {"answer": answer, "termination_reason": reason, "llm_calls": 3, "tokens": 100, "ms": 1500,
-            "sources": [{"source": s} for s in sources],
+            "sources": [{"source": f"{c}.md", "collection": c} for c in cited],
             "trace": [{"kind": "tool", "grader": "retriever", "target": ",".join(collections)}]}
 
 
 def test_a_correct_menu_answer_scores_full_marks():
     score = evaluate.score_item(MENU_ITEM, retrieved(["restaurant_menu"], "한우 등심 스테이크는 ₩35,000 입니다",
-                                                     ["restaurant_menu.md"]))
+                                                     ["restaurant_menu"]))
     assert score["route_ok"] is True and score["source_hit"] is True and score["fact_rate"] == 1.0
     assert score["declined_ok"] is None
 
 
 def test_wrong_store_missing_fact_and_wrong_source_score_zero():
-    score = evaluate.score_item(MENU_ITEM, retrieved(["restaurant_wine"], "₩50,000입니다", ["restaurant_wine.md"]))
+    score = evaluate.score_item(MENU_ITEM, retrieved(["restaurant_wine"], "₩50,000입니다", ["restaurant_wine"]))
     assert score["route_ok"] is False and score["source_hit"] is False and score["fact_rate"] == 0.0
+
+
+def test_route_accuracy_compares_collection_names_whatever_the_pattern():
+    """A ReAct tool named after a collection counts like a retriever over it: no pattern is capped by wiring."""
+    item = {**MENU_ITEM, "sources": ["restaurant_menu", "restaurant_wine"]}
+    agent = {"answer": "x", "trace": [
+        {"kind": "tool", "grader": "restaurant_menu", "step": "observation", "collections": ["restaurant_menu"]},
+        {"kind": "tool", "grader": "restaurant_wine", "step": "observation", "collections": ["restaurant_wine"]}]}
+    assert evaluate.score_item(item, agent)["route_ok"] is True
 
 
 def test_key_facts_match_ignoring_spaces_and_case_and_partially():
@@ -39,10 +47,31 @@ def test_direct_route_is_right_only_without_retrieval():
     assert evaluate.score_item(GREETING, retrieved(["restaurant_menu"], "안녕하세요!"))["route_ok"] is False
 
 
-def test_declining_is_recognised_by_words_or_by_termination_reason():
-    assert evaluate.score_item(NOWHERE, {"answer": "그 정보는 문서에 없습니다.", "trace": []})["declined_ok"] is True
-    assert evaluate.score_item(NOWHERE, {"answer": "...", "termination_reason": "not_enough_evidence"})["declined_ok"]
-    assert evaluate.score_item(NOWHERE, {"answer": "셰프의 생일은 5월 3일입니다.", "trace": []})["declined_ok"] is False
+def test_declining_is_read_from_the_termination_reason_then_judged_never_keyword_matched():
+    judged = []
+
+    def judge(question, answer):
+        judged.append(answer)
+        return "없습니다" in answer  # a stand-in for the model judge
+
+    by_reason = {"answer": "I cannot say that the chef was born in May.", "termination_reason": "not_enough_evidence"}
+    assert evaluate.score_item(NOWHERE, by_reason, judge)["declined_ok"] is True and judged == []
+    # "cannot" in an answer that states a fact is not a decline: the old substring check counted it as one
+    claim = {"answer": "I cannot confirm it, but the chef was born on 3 May.", "termination_reason": "answered"}
+    assert evaluate.score_item(NOWHERE, claim, lambda q, a: False)["declined_ok"] is False
+    written = {"answer": "그 정보는 문서에 없습니다.", "termination_reason": "answered"}
+    assert evaluate.score_item(NOWHERE, written, judge)["declined_ok"] is True and judged == [written["answer"]]
+    assert evaluate.score_item(NOWHERE, {"answer": "", "termination_reason": "error", "error": "down"},
+                               judge)["declined_ok"] is False
+    assert evaluate.score_item(NOWHERE, written)["declined_ok"] is None  # no judge: not scored, not guessed
+
+
+def test_the_model_judge_reads_a_structured_verdict():
+    from scripted import ScriptedChatModel
+
+    judge = evaluate.model_judge(ScriptedChatModel(replies=[{"declined": True}, "not json", "still not json"]))
+    assert judge("셰프 생일은?", "문서에 나오지 않습니다.") is True
+    assert judge("셰프 생일은?", "5월입니다.") is None  # unusable twice: unknown, not a guess
 
 
 def test_web_tool_counts_as_the_web_collection():
@@ -52,14 +81,15 @@ def test_web_tool_counts_as_the_web_collection():
 
 def test_evaluate_summarises_per_pattern_and_saves(settings):
     canned = {
-        "menu-01": retrieved(["restaurant_menu"], "한우 등심 ₩35,000", ["restaurant_menu.md"]),
+        "menu-01": retrieved(["restaurant_menu"], "한우 등심 ₩35,000", ["restaurant_menu"]),
         "general-01": {"answer": "안녕하세요!", "trace": [], "termination_reason": "direct_answer", "llm_calls": 1,
                        "tokens": 10, "ms": 500},
         "none-01": retrieved(["restaurant_menu"], "셰프 생일은 5월입니다"),
     }
     questions = {i["question"]: i["id"] for i in (MENU_ITEM, GREETING, NOWHERE)}
     report = evaluate.evaluate(settings, ["basic"], [MENU_ITEM, GREETING, NOWHERE],
-                               run_one=lambda pattern, question, s: canned[questions[question]])
+                               run_one=lambda pattern, question, s: canned[questions[question]],
+                               set_name="mine.jsonl", judge=lambda q, a: False)
     summary = report["patterns"]["basic"]["summary"]
     assert summary["questions"] == 3
     assert summary["route_accuracy"] == 1.0  # menu right, greeting right; the unanswerable item has no route score
@@ -67,27 +97,61 @@ def test_evaluate_summarises_per_pattern_and_saves(settings):
     assert summary["correct_decline_rate"] == 0.0
     assert summary["mean_llm_calls"] == round(7 / 3, 3)
     assert summary["terminations"] == {"answered": 2, "direct_answer": 1}
-    assert report["provider"] == "embedded"
+    assert report["provider"] == "embedded" and report["set"] == "mine.jsonl" and report["set_questions"] == 3
     path = evaluate.save(report, settings)
     assert evaluate.saved_reports(settings)[0]["file"] == path.name
-    assert "basic" in evaluate.render(report)
+    assert "basic" in evaluate.render(report) and "mine.jsonl" in evaluate.render(report)
 
 
-def test_the_shipped_question_set_is_well_formed():
-    items = evaluate.load_evalset()
-    assert len(items) >= 40
+def test_the_built_in_set_is_a_jsonl_question_set():
+    from core.question_set import BUILTIN, load_question_set
+
+    items = load_question_set()
+    assert BUILTIN.suffix == ".jsonl" and len(items) >= 40
     assert len({i["id"] for i in items}) == len(items)
     assert {"menu", "wine", "pairing", "menu_wine", "policy_one", "policy_both", "general", "web",
             "unanswerable"} <= {i["category"] for i in items}
     assert sum(i["lang"] == "ko" for i in items) > sum(i["lang"] == "en" for i in items) > 0
+    names = {"restaurant_menu", "restaurant_wine", "japan_ict", "usa_ict", "web"}
+    assert {s for i in items for s in i["sources"]} == names
+    assert all(not i["sources"] for i in items if not i["answerable"])
 
 
 def test_a_limited_run_takes_questions_in_turn_from_every_category():
-    from core.evaluate import load_evalset, spread
+    from core.question_set import load_question_set, spread
 
-    items = load_evalset()
+    items = load_question_set()
     categories = list(dict.fromkeys(i["category"] for i in items))
     ten = spread(items, 10)
     assert [i["category"] for i in ten] == categories + categories[:10 - len(categories)]
     assert ten[0]["id"] == "menu-01" and ten[len(categories)]["id"] == "menu-02"  # file order within a category
     assert spread(items, None) == items and len(spread(items, 1000)) == len(items)
+
+
+def test_a_question_set_of_our_own_parses_with_defaults():
+    from core.question_set import parse_question_set, unknown_sources
+
+    text = ('# bikes\n{"question": "누비라 정기권은?", "sources": ["hanbit_bikes"], "facts": ["5,000원"]}\n\n'
+            '{"question": "Who won?", "answerable": false}\n{"question": "안녕?", "sources": []}\n')
+    items = parse_question_set(text, "bikes.jsonl")
+    assert [i["id"] for i in items] == ["q002", "q004", "q005"]
+    assert [i["category"] for i in items] == ["hanbit_bikes", "unanswerable", "direct"]
+    assert items[0]["answerable"] is True and items[1]["sources"] == []
+    assert unknown_sources(items, ["restaurant_menu"]) == ["hanbit_bikes"]
+
+
+def test_broken_question_sets_say_which_line_and_why():
+    import pytest
+
+    from core.question_set import QuestionSetError, parse_question_set
+
+    cases = {'{"question": "a"}\n{"question": "b"\n': "line 2: not valid JSON",
+             '{"sources": ["x"]}': "line 1: 'question' is missing",
+             '{"question": "a", "facts": "x", "answerable": "yes"}': "'answerable' must be true or false",
+             '{"question": "a", "sources": [1]}': "'sources' must be a list of strings",
+             '["question"]': "expected a JSON object",
+             '{"id": "a", "question": "x"}\n{"id": "a", "question": "y"}': "used twice",
+             "\n# nothing\n": "no questions found"}
+    for text, message in cases.items():
+        with pytest.raises(QuestionSetError, match=message.replace("(", r"\(")):
+            parse_question_set(text, "set.jsonl")

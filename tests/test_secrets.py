@@ -17,7 +17,7 @@ SECRETS = ("sk-test-SECRET-123", "tvly-SECRET-456", "compat-SECRET-789")
 def test_no_secret_reaches_checkpoints_threads_or_the_vector_store(settings):
     settings = settings.with_(openai_api_key=SECRETS[0], tavily_api_key=SECRETS[1], compat_api_key=SECRETS[2], k=2)
     KnowledgeBase(settings).ingest([SAMPLES_DIR / "restaurant_menu.md"], "restaurant_menu")
-    script = Script(router={"route": "menu"}, answer="₩35,000 [1].")
+    script = Script(router={"route": "restaurant_menu"}, answer="₩35,000 [1].")
     model = ScriptedChatModel(responder=script)
     ctx = make_context(settings, llm=model, grader=model, web=web_ok("x"))
     paused = run("adaptive", "스테이크 가격?", settings, ctx=ctx, review=True)

@@ -15,7 +15,7 @@ def s(sample_settings):
 
 def good(**overrides):
     """A script on the happy path; overrides change one role."""
-    base = dict(retrieval={"retrieve": "yes"}, sources={"sources": ["menu"]}, relevance=YES,
+    base = dict(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu"]}, relevance=YES,
                 answer="시그니처 스테이크는 ₩35,000입니다 [1].", grounded={"grounded": "yes"},
                 usefulness={"useful": "yes", "score": 5}, rewrite={"question": "시그니처 스테이크 가격"})
     base.update(overrides)
@@ -41,7 +41,8 @@ def test_relevant_grounded_useful_answer_is_accepted(s):
 
 def test_fan_out_searches_only_the_selected_sources_in_parallel(s):
     web = web_ok("Cabernet Sauvignon goes well with steak.")
-    r = run_script("self_rag", "스테이크와 어울리는 와인", s, good(sources={"sources": ["wine", "web", "wine"]}), web=web)
+    chosen = good(sources={"sources": ["restaurant_wine", "web", "restaurant_wine"]})
+    r = run_script("self_rag", "스테이크와 어울리는 와인", s, chosen, web=web)
     searched = [e["target"] for e in r["trace"] if e["node"] == "search_source"]
     assert sorted(searched) == ["restaurant_wine", "web"]  # duplicates removed, menu not searched
     assert len(web.queries) == 1

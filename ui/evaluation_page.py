@@ -7,8 +7,9 @@ import pandas as pd
 import streamlit as st
 
 from core.config import Settings
-from core.evaluate import evaluate, load_evalset, save, saved_reports, spread
+from core.evaluate import evaluate, save, saved_reports
 from core.patterns import pattern_ids
+from core.question_set import BUILTIN, QuestionSetError, load_question_set, parse_question_set, spread, unknown_sources
 from ui.i18n import t
 from ui.pages import pattern_title
 from ui.sidebar import sidebar
@@ -17,6 +18,8 @@ from ui.state import bound, ensure_samples
 SUMMARY_KEYS = ("questions", "route_accuracy", "source_hit_rate", "key_fact_rate", "correct_decline_rate",
                 "mean_llm_calls", "mean_tokens", "mean_seconds", "errors")
 CHART_KEYS = ("key_fact_rate", "route_accuracy")
+SCORES = ("key_fact_rate", "route_accuracy", "source_hit_rate", "correct_decline_rate")
+COSTS = ("mean_llm_calls", "mean_tokens", "mean_seconds")
 ITEM_COLUMNS = ("id", "category", "route_ok", "source_hit", "fact_rate", "declined_ok", "llm_calls", "tokens", "ms",
                 "termination_reason", "searched", "error", "answer")
 SHOWN_FIRST = 5  # reports selected when the page opens, newest first
@@ -44,7 +47,8 @@ def report_labels(reports: list[dict]) -> dict[str, str]:
     """file -> a short label (date, provider/model); a repeated label gets a number."""
     labels: dict[str, str] = {}
     for report in reversed(reports):  # oldest first, so the numbering follows time
-        label = f"{report.get('date', '?')} · {report.get('provider', '?')}/{report.get('model', '?')}"
+        label = (f"{report.get('date', '?')} · {report.get('set', 'builtin.jsonl')} · "
+                 f"{report.get('provider', '?')}/{report.get('model', '?')}")
         n = sum(1 for seen in labels.values() if seen == label or seen.startswith(label + " #"))
         labels[report["file"]] = f"{label} #{n + 1}" if n else label
     return {r["file"]: labels[r["file"]] for r in reports}
@@ -52,10 +56,10 @@ def report_labels(reports: list[dict]) -> dict[str, str]:
 
 def summary_frame(reports: list[dict], labels: dict[str, str]) -> pd.DataFrame:
     """One row per (report, pattern) with its summary metrics."""
-    rows = [{"evaluation": labels[r["file"]], "provider": r.get("provider"), "model": r.get("model"), "pattern": name,
-             **{key: data["summary"].get(key) for key in SUMMARY_KEYS}}
+    rows = [{"evaluation": labels[r["file"]], "set": r.get("set", "builtin.jsonl"), "provider": r.get("provider"),
+             "model": r.get("model"), "pattern": name, **{key: data["summary"].get(key) for key in SUMMARY_KEYS}}
             for r in reports for name, data in (r.get("patterns") or {}).items()]
-    return pd.DataFrame(rows, columns=["evaluation", "provider", "model", "pattern", *SUMMARY_KEYS])
+    return pd.DataFrame(rows, columns=["evaluation", "set", "provider", "model", "pattern", *SUMMARY_KEYS])
 
 
 def items_frame(items: list[dict]) -> pd.DataFrame:
@@ -77,6 +81,52 @@ def scores_chart(summary: pd.DataFrame) -> alt.FacetChart:
     ).facet(column=alt.Column("metric:N", title=None, sort=list(CHART_KEYS)))
 
 
+def frontier_chart(summary: pd.DataFrame, score: str, cost: str) -> alt.Chart:
+    """Each pattern's score against its cost per question: the quality/cost frontier, labelled with set and model."""
+    runs = sorted({f"{r.set} · {r.provider}/{r.model}" for r in summary.itertuples()})
+    data = summary.dropna(subset=[score, cost])
+    base = alt.Chart(data, width=640, height=340)
+    points = base.mark_point(size=90, filled=True).encode(
+        x=alt.X(f"{cost}:Q", title=cost), y=alt.Y(f"{score}:Q", scale=alt.Scale(domain=[0, 1]), title=score),
+        color=alt.Color("pattern:N", legend=alt.Legend(orient="right")),
+        shape=alt.Shape("evaluation:N", legend=alt.Legend(orient="bottom", labelLimit=500, title=None)),
+        tooltip=["evaluation", "set", "provider", "model", "pattern", alt.Tooltip(f"{score}:Q", format=".2f"),
+                 alt.Tooltip(f"{cost}:Q", format=".2f")])
+    labels = base.mark_text(align="left", dx=7, dy=-7, fontSize=11).encode(
+        x=f"{cost}:Q", y=f"{score}:Q", text="pattern:N")
+    return (points + labels).properties(title=alt.TitleParams(f"{score} vs {cost}", subtitle=runs or ["-"], anchor="start"))
+
+
+def chart_png(chart: alt.Chart) -> bytes | None:
+    """The chart as PNG, rendered on the server (vl-convert); None when it cannot be rendered here."""
+    import io
+
+    buffer = io.BytesIO()
+    try:
+        chart.save(buffer, format="png", scale_factor=2)
+    except Exception:  # vl-convert missing or failing: the chart's own menu still saves it in the browser
+        return None
+    return buffer.getvalue()
+
+
+def _frontier(summary: pd.DataFrame) -> None:
+    st.subheader(t("frontier"))
+    st.caption(t("frontier_help"))
+    left, right = st.columns(2)
+    score = left.selectbox(t("score_axis"), SCORES, key="eval_score_axis")
+    cost = right.selectbox(t("cost_axis"), COSTS, key="eval_cost_axis")
+    chart = frontier_chart(summary, score, cost)
+    st.altair_chart(chart)
+    left, right = st.columns(2)
+    left.download_button(t("download_csv"), summary.to_csv(index=False).encode("utf-8"), "evaluation-summary.csv",
+                         "text/csv", key="eval_csv", icon="⬇️")
+    if right.button(t("download_png"), key="eval_png_make"):
+        st.session_state["eval_png"] = chart_png(chart)
+    if st.session_state.get("eval_png"):
+        right.download_button(t("download_png"), st.session_state["eval_png"], f"evaluation-{score}-{cost}.png",
+                              "image/png", key="eval_png", icon="🖼️")
+
+
 def _reports(reports: list[dict], state: dict) -> None:
     labels = report_labels(reports)
     files = list(labels)
@@ -92,6 +142,7 @@ def _reports(reports: list[dict], state: dict) -> None:
     summary = summary_frame(selected, labels)
     st.subheader(t("eval_summary"))
     st.dataframe(summary, hide_index=True, width="stretch")
+    _frontier(summary)
     st.subheader(t("eval_chart"))
     st.altair_chart(scores_chart(summary), alt=t("eval_chart"))
     st.subheader(t("drill_down"))
@@ -108,18 +159,50 @@ def _reports(reports: list[dict], state: dict) -> None:
     st.dataframe(items_frame(data["items"]), hide_index=True, width="stretch")
 
 
+def _question_set() -> tuple[str, list[dict]] | None:
+    """The built-in set, or an uploaded JSONL set (checked line by line); None after a clear error."""
+    upload = st.file_uploader(t("upload_set"), type=["jsonl", "json", "txt"], key="eval_set_file",
+                              help=t("upload_set_help"))
+    if upload is None:
+        st.caption(f"{t('question_set')}: {t('builtin_set')}")
+        return BUILTIN.name, load_question_set(BUILTIN)
+    try:
+        text = upload.getvalue().decode("utf-8-sig")
+        items = parse_question_set(text, upload.name)
+    except UnicodeDecodeError:
+        st.error(f"{upload.name}: not UTF-8 text", icon="⚠️")
+        return None
+    except QuestionSetError as exc:
+        st.error(str(exc), icon="⚠️")
+        return None
+    st.caption(f"{t('question_set')}: {upload.name} · {len(items)}")
+    return upload.name, items
+
+
 def _start(settings: Settings, state: dict) -> None:
-    """A small form that runs the question set (or part of it) and saves the report."""
-    items = load_evalset()
-    categories = sorted({item["category"] for item in items})
+    """A small form that runs a question set (or part of it) and saves the report."""
     st.subheader(t("eval_start"))
     st.caption(t("eval_start_help"))
+    chosen_set = _question_set()
+    if chosen_set is None:
+        return
+    set_name, items = chosen_set
+    from core.knowledge import KnowledgeBase
+
+    try:
+        missing = unknown_sources(items, KnowledgeBase(settings).names())
+    except ValueError:  # e.g. OpenAI embeddings without a key: the run itself will say so
+        missing = []
+    if missing:
+        st.warning(t("set_unknown_sources", names=", ".join(missing)))
+    categories = sorted({item["category"] for item in items})
     with st.form("eval_form"):
         patterns = st.multiselect(t("patterns"), pattern_ids(), default=pattern_ids()[:1], format_func=pattern_title,
                                   key="eval_patterns")
         left, right = st.columns(2)
-        limit = left.number_input(t("eval_limit"), min_value=1, max_value=len(items), value=5, key="eval_limit")
-        category = right.selectbox(t("category"), ["", *categories], key="eval_category",
+        limit = left.number_input(t("eval_limit"), min_value=1, max_value=len(items), value=min(5, len(items)),
+                                  key=f"eval_limit_{set_name}")
+        category = right.selectbox(t("category"), ["", *categories], key=f"eval_category_{set_name}",
                                    format_func=lambda c: c or t("all_categories"))
         submitted = st.form_submit_button(t("eval_run"), type="primary", icon="▶️")
     if not submitted:
@@ -132,7 +215,7 @@ def _start(settings: Settings, state: dict) -> None:
     chosen = spread([item for item in items if not category or item["category"] == category], int(limit))
     bar = st.progress(0.0, text=t("eval_running"))
     try:
-        report = evaluate(settings, patterns, chosen, progress=lambda done, total, label: bar.progress(
+        report = evaluate(settings, patterns, chosen, set_name=set_name, progress=lambda done, total, label: bar.progress(
             done / total, text=f"{t('eval_running')} {label} ({done}/{total})"))
     except Exception as exc:  # e.g. a provider that cannot be resolved: nothing saved, the form keeps its values
         bar.empty()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.i18n_sources import SOURCE_STRINGS
+
 LANGUAGES = {"ko": "한국어", "en": "English"}
 
 # key: (English, Korean)
@@ -215,6 +217,7 @@ STRINGS = {
     "eval_saved": ("Saved the evaluation as {file}.", "평가를 {file}(으)로 저장했습니다."),
     "eval_failed": ("The evaluation could not run: {error}", "평가를 실행하지 못했습니다: {error}"),
 }
+STRINGS.update(SOURCE_STRINGS)
 
 TERMINATION_KO = {
     "accepted": "답변 승인됨",

@@ -8,6 +8,7 @@ import streamlit as st
 from core.config import DEFAULT_EMBEDDING_MODELS, EMBEDDING_PROVIDERS, Settings
 from core.knowledge import KnowledgeBase, KnowledgeError, valid_collection_name
 from core.render import plain_markdown
+from core.sources import RESERVED, SourceError, get_source, suggest_description, update_source
 from ui.i18n import t
 from ui.sidebar import sidebar
 from ui.state import ensure_samples, prefs
@@ -60,8 +61,13 @@ def _embedder(settings: Settings) -> Settings:
 
 def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
     info = kb.info(name)
-    with st.expander(f"**{name}** · {info['chunks']} {t('chunks')} · {info['embedding_model']}"):
+    source = get_source(kb, name)
+    off = "" if source.enabled else f" · {t('off')}"
+    shown = "" if source.name == name else f" · {source.name}"
+    with st.expander(f"**{name}**{shown} · {info['chunks']} {t('chunks')} · {info['embedding_model']}{off}"):
         st.caption(f"{t('embedding_model')}: {info['embedding_model']} · {t('documents')}: {len(info['sources'])}")
+        if name not in RESERVED:
+            _describe(kb, name, settings)
         if info["embedding_model"] != kb.model_id:
             st.warning(t("mismatch", stored=info["embedding_model"], current=kb.model_id))
             if not settings.read_only and st.button(t("reindex", current=kb.model_id), key=f"kb_reindex_{name}"):
@@ -94,6 +100,40 @@ def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
             st.rerun()
 
 
+def _describe(kb: KnowledgeBase, name: str, settings: Settings) -> None:
+    """Display name, description and switch of one collection, with a drafted description on request."""
+    source = get_source(kb, name)
+    drafts = st.session_state.setdefault("kb_drafts", {})
+    if name in drafts:  # a suggestion replaces the text in the box, for the user to edit
+        st.session_state[f"kb_desc_{name}"] = drafts.pop(name)
+    elif f"kb_desc_{name}" not in st.session_state:
+        st.session_state[f"kb_desc_{name}"] = source.description if source.described else ""
+    if not source.described:
+        st.warning(t("undescribed"))
+    display = st.text_input(t("display_name"), value=source.name, key=f"kb_name_{name}")
+    description = st.text_area(t("description"), key=f"kb_desc_{name}", help=t("description_help"), max_chars=600)
+    enabled = st.toggle(t("enabled"), value=source.enabled, key=f"kb_enabled_{name}")
+    left, right = st.columns(2)
+    if left.button(t("suggest"), key=f"kb_suggest_{name}", icon="✨"):
+        from core.models import get_chat_model
+
+        try:
+            with st.spinner(t("suggest")):
+                drafts[name] = suggest_description(kb, get_chat_model(settings, role="grader"), name)
+        except Exception as exc:  # no chunks, provider down, unusable output: say so, keep the text
+            st.error(t("suggest_failed", error=exc), icon="⚠️")
+        else:
+            st.rerun()
+    if right.button(t("save_source"), key=f"kb_save_{name}", type="primary"):
+        try:
+            update_source(kb, name, display_name=display or name, description=description, enabled=enabled)
+        except SourceError as exc:
+            st.error(str(exc), icon="⚠️")
+            return
+        st.session_state.setdefault("kb_messages", []).append(t("source_saved", collection=name))
+        st.rerun()
+
+
 def _upload(kb: KnowledgeBase, settings: Settings) -> None:
     st.subheader(t("upload"))
     round_ = st.session_state.setdefault("kb_upload_round", 0)  # a new key empties the uploader after indexing
@@ -103,8 +143,12 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
     options = [NEW_COLLECTION, *kb.names()]
     collection = st.selectbox(t("collection"), options, key="kb_collection",
                               format_func=lambda name: t("new_collection") if name == NEW_COLLECTION else name)
-    if collection == NEW_COLLECTION:
+    new = collection == NEW_COLLECTION
+    if new:
         collection = st.text_input(t("new_collection_name"), value="documents", key="kb_new_name").strip()
+        display = st.text_input(t("display_name"), key="kb_new_display")
+        description = st.text_area(t("description"), key="kb_new_description", help=t("description_help"),
+                                   max_chars=600)
     size_col, overlap_col = st.columns(2)
     chunk_size = size_col.number_input(t("chunk_size"), 100, 8000, settings.chunk_size, step=100, key="kb_size")
     overlap = overlap_col.number_input(t("chunk_overlap"), 0, 2000, settings.chunk_overlap, step=20, key="kb_overlap")
@@ -121,6 +165,9 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
     if twice:  # the uploads are keyed by name: one would silently replace the other
         st.error(t("duplicate_uploads", name=twice))
         return
+    if collection in RESERVED:
+        st.error(t("reserved_name"))
+        return
     if overlap >= chunk_size:
         st.error(f"{t('chunk_overlap')} < {t('chunk_size')}")
         return
@@ -134,6 +181,8 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
         st.error(str(exc), icon="⚠️")
         return
     bar.empty()
+    if new and report.added:  # the new collection is described as it is created
+        update_source(kb, collection, display_name=display.strip() or None, description=description.strip() or None)
     for source, n in report.added.items():
         st.success(t("indexed", source=source, n=n, collection=collection))
     for reason in report.errors.values():

@@ -104,11 +104,41 @@ def _run_options(p: dict, pattern_id: str | None) -> dict:
         chosen.setdefault(pattern_id, variants[0])
         options["variant"] = bound(st.selectbox, pattern_id, t("variant"), store=chosen,
                                    key=f"sb_variant_{pattern_id}", options=list(variants))
+    chosen = _sources(p, pattern_id)
+    if chosen is not None:
+        options["source_ids"] = chosen
     bound(st.toggle, "review", t("review"), disabled=not pattern.supports_review,
           help=None if pattern.supports_review else t("review_unsupported"))
     if pattern.supports_review and p["review"]:
         options["review"] = True
     return options
+
+
+def _sources(p: dict, pattern_id: str) -> list[str] | None:
+    """The page's sources multiselect (default: every enabled collection); None = all of them."""
+    from core.knowledge import KnowledgeBase
+    from core.sources import active_sources
+
+    try:
+        sources = active_sources(KnowledgeBase(current_settings()))
+    except Exception:  # an unreadable store: the page reports it; runs use every enabled collection
+        return None
+    if not sources:
+        st.caption(t("no_sources"))
+        return None
+    ids, names = [s.id for s in sources], {s.id: s.name for s in sources}
+    store = p.setdefault("sources", {})
+    everything = f"{pattern_id}:all"
+    if store.get(pattern_id) is None or set(store[pattern_id]) == set(store.get(everything, [])):
+        store[pattern_id] = ids  # "all" stays all when collections are added
+    store[pattern_id] = [i for i in store[pattern_id] if i in ids]
+    store[everything] = ids
+    chosen = bound(st.multiselect, pattern_id, t("sources"), store=store, key=f"sb_sources_{pattern_id}", options=ids,
+                   format_func=lambda i: names.get(i, i), help=t("sources_help"))
+    if not chosen:
+        st.caption(t("no_sources_chosen"))
+        return None
+    return None if set(chosen) == set(ids) else list(chosen)
 
 
 def _threads(pattern_id: str, settings: Settings) -> None:

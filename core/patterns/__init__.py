@@ -29,11 +29,16 @@ class Pattern:
     title: str
     description: str  # two short lines for the home page
     build: Callable  # (RunContext) -> StateGraph builder, not compiled
-    max_llm_calls: Callable[[Settings], int]  # the documented bound for one run
+    max_llm_calls: Callable[..., int]  # (settings, sources=None) -> the documented bound for one run
+    # (sources: how many the run has; None = the worst case the pattern allows)
     answer_nodes: frozenset = frozenset({"generate"})  # nodes whose tokens stream into the chat bubble
     reset: dict = field(default_factory=dict)  # per-turn state keys reset at the start of each run
     supports_review: bool = False
     variants: tuple = ()  # values of the per-turn "variant" option, the first is the default
+
+    def __post_init__(self) -> None:
+        # every pattern works over the run's sources: the sidebar's choice arrives as this state key
+        object.__setattr__(self, "reset", {"source_ids": [], **self.reset})
 
     def recursion_limit(self, settings: Settings) -> int:
         # every LLM call happens in its own super-step at most, plus routing and bookkeeping steps

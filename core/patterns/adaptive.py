@@ -1,4 +1,9 @@
-"""Adaptive RAG: route each question to the menu, the wine list, the web or a direct answer.
+"""Adaptive RAG: route each question to one of the run's sources, the web or a direct answer.
+
+The routes are generated from the sources (core.sources): the router's schema is an enum of the
+enabled collection ids plus ``web`` and ``direct``, and its prompt lists each description. With
+more than ``MAX_OFFERED`` sources the router sees only those whose descriptions are closest to
+the question (embedding similarity), and the trace says which.
 
 Variant ``complexity`` routes by how hard the question is instead: simple -> one retrieval;
 compare / analyse -> at most 3 sub-questions, each retrieved and answered (fan-out with Send),
@@ -23,20 +28,22 @@ from core.patterns.common import (
     final,
     make_contextualize,
     make_review_documents,
+    run_sources,
     say,
     search_collections,
+    search_web,
 )
 from core.prompts import escape_fences
 from core.prompts import workflow as P
+from core.sources import MAX_OFFERED, closest
 from core.trace import add_or_reset, event, stop
 
-STORES = {"menu": "restaurant_menu", "wine": "restaurant_wine"}
 MAX_SUB_QUESTIONS = 3
 
 
 class AdaptiveState(BaseState, total=False):
     variant: str  # "domain" (default) or "complexity"
-    route: str
+    route: str  # a source id, "web" or "direct"
     complexity: str
     sub_questions: list[str]
     sub_answers: Annotated[list[dict], add_or_reset]
@@ -55,33 +62,40 @@ def build(ctx: RunContext) -> StateGraph:
     # -- domain routing
 
     def route_question(state: AdaptiveState) -> dict:
-        outcome = graders.route_question(ctx.grader, state["standalone_question"])
+        question = state["standalone_question"]
+        sources = run_sources(ctx, state)
+        events = []
+        if len(sources) > MAX_OFFERED:
+            offered, scores = closest(ctx.kb, question, sources, MAX_OFFERED)
+            events.append(event("route_question", "info", grader="source_shortlist", target="sources",
+                                verdict=f"{len(offered)} of {len(sources)} offered",
+                                reason="closest descriptions: " + ", ".join(f"{s.id} {score:.2f}"
+                                                                            for s, score in zip(offered, scores)),
+                                offered=[s.id for s in offered]))
+            sources = offered
+        outcome = graders.route_question(ctx.grader, question, sources)
         route = outcome.value.route
+        ids = {s.id for s in sources}
+        names = {s.id: s.name for s in sources} | {"web": "web search", "direct": "direct answer"}
         if outcome.fallback:
-            ev = event("route_question", "error", grader="question_router", verdict=route,
-                       reason=f"router output unusable ({outcome.error}); falling back to a direct answer")
+            events.append(event("route_question", "error", grader="question_router", verdict=names["direct"], target=route,
+                                reason=f"router output unusable ({outcome.error}); falling back to a direct answer"))
         else:
-            ev = event("route_question", "route", grader="question_router", verdict=route,
-                       reason=f"question routed to {route}")
-        return {"route": route, "trace": [ev]}
+            events.append(event("route_question", "route", grader="question_router", verdict=names[route], target=route,
+                                reason=f"question routed to {names[route]}" + (f" (collection {route})" if route in ids else ""),
+                                offered=[s.id for s in sources]))
+        return {"route": route, "trace": events}
 
-    def pick_route(state: AdaptiveState) -> Literal["search_menu", "search_wine", "search_web", "direct_answer"]:
-        return {"menu": "search_menu", "wine": "search_wine", "web": "search_web"}.get(state["route"], "direct_answer")
+    def pick_route(state: AdaptiveState) -> Literal["search_collection", "search_web", "direct_answer"]:
+        return {"web": "search_web", "direct": "direct_answer"}.get(state["route"], "search_collection")
 
-    def search_menu(state: AdaptiveState) -> dict:
-        docs, events = search_collections(ctx, "search_menu", [STORES["menu"]], state["standalone_question"])
+    def search_collection(state: AdaptiveState) -> dict:
+        docs, events = search_collections(ctx, "search_collection", [state["route"]], state["standalone_question"])
         return {"documents": docs, "trace": events}
 
-    def search_wine(state: AdaptiveState) -> dict:
-        docs, events = search_collections(ctx, "search_wine", [STORES["wine"]], state["standalone_question"])
-        return {"documents": docs, "trace": events}
-
-    def search_web(state: AdaptiveState) -> dict:
-        result = ctx.web(state["standalone_question"])
-        ev = event("search_web", "tool", grader="web_search", target=result.query, verdict=result.status,
-                   reason=result.reason or f"{len(result.documents)} results")
-        return {"documents": result.documents, "web_status": result.status if result.ok else result.reason,
-                "trace": [ev]}
+    def search_web_node(state: AdaptiveState) -> dict:
+        docs, ev, status = search_web(ctx, "search_web", state["standalone_question"])
+        return {"documents": docs, "web_status": status, "trace": [ev]}
 
     def direct_answer(state: AdaptiveState) -> dict:
         answer = answer_directly(ctx, state["messages"])
@@ -118,7 +132,8 @@ def build(ctx: RunContext) -> StateGraph:
         return "retrieve" if state.get("complexity", "simple") == "simple" else "decompose"
 
     def retrieve(state: AdaptiveState) -> dict:
-        docs, events = search_collections(ctx, "retrieve", ctx.kb.names(), state["standalone_question"])
+        ids = [src.id for src in run_sources(ctx, state)]
+        docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
         return {"documents": docs, "trace": events}
 
     def decompose(state: AdaptiveState) -> dict:
@@ -129,11 +144,12 @@ def build(ctx: RunContext) -> StateGraph:
         return {"sub_questions": parts, "sub_answers": [], "trace": [ev]}
 
     def fan_out(state: AdaptiveState) -> list[Send]:
-        return [Send("answer_sub_question", {"sub_question": q}) for q in state["sub_questions"]]
+        ids = [src.id for src in run_sources(ctx, state)]
+        return [Send("answer_sub_question", {"sub_question": q, "source_ids": ids}) for q in state["sub_questions"]]
 
     def answer_sub_question(state: SubQuestion) -> dict:
         question = state["sub_question"]
-        docs, events = search_collections(ctx, "answer_sub_question", ctx.kb.names(), question)
+        docs, events = search_collections(ctx, "answer_sub_question", state["source_ids"], question)
         answer = answer_from_documents(ctx, question, docs)
         return {"sub_answers": [{"question": question, "answer": answer, "documents": docs}], "trace": events}
 
@@ -157,20 +173,22 @@ def build(ctx: RunContext) -> StateGraph:
     def retrieve_again(state: AdaptiveState) -> str:
         if state.get("variant") == "complexity":
             return "retrieve"
-        return {"menu": "search_menu", "wine": "search_wine", "web": "search_web"}.get(state.get("route"), "retrieve")
+        route = state.get("route")
+        return "search_web" if route == "web" else ("search_collection" if route and route != "direct" else "retrieve")
 
     builder = StateGraph(AdaptiveState)
     builder.add_node("contextualize", make_contextualize(ctx))
-    for node in (route_question, search_menu, search_wine, search_web, direct_answer, generate,
+    for node in (route_question, search_collection, direct_answer, generate,
                  classify_complexity, retrieve, decompose, answer_sub_question, synthesise):
         builder.add_node(node)
+    builder.add_node("search_web", search_web_node)
     builder.add_node("review_documents", make_review_documents(retrieve_again),
-                     destinations=("generate", "search_menu", "search_wine", "search_web", "retrieve", END))
+                     destinations=("generate", "search_collection", "search_web", "retrieve", END))
 
     builder.add_edge(START, "contextualize")
     builder.add_conditional_edges("contextualize", choose_variant)
     builder.add_conditional_edges("route_question", pick_route)
-    for node in ("search_menu", "search_wine", "search_web", "retrieve"):
+    for node in ("search_collection", "search_web", "retrieve"):
         builder.add_conditional_edges(node, after_retrieval(), ["review_documents", "generate"])
     builder.add_edge("direct_answer", END)
     builder.add_edge("generate", END)
@@ -181,7 +199,7 @@ def build(ctx: RunContext) -> StateGraph:
     return builder
 
 
-def max_llm_calls(settings) -> int:
+def max_llm_calls(settings, sources: int | None = None) -> int:
     """contextualize 1 + classify 2 (one parse retry) + decompose 2 + 3 sub-answers + synthesis 1.
 
     The domain path is smaller: contextualize 1 + router 2 + answer 1.
@@ -192,7 +210,7 @@ def max_llm_calls(settings) -> int:
 PATTERN = Pattern(
     id="adaptive",
     title="Adaptive RAG",
-    description="Routes each question to the menu, the wine list, web search or a direct answer.\n"
+    description="Routes each question to one of your collections (by its description), web search or a direct answer.\n"
                 "Variant 'complexity': simple questions retrieve once; comparisons are decomposed.",
     build=build,
     max_llm_calls=max_llm_calls,

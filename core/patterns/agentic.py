@@ -15,25 +15,23 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
 from core import graders
+from core.citations import format_labelled, label_sources, source_label, verify_citations
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, final, make_contextualize, say
+from core.patterns.common import BaseState, final, make_contextualize, run_sources, say
 from core.prompts import agents as P
 from core.tools import (
     MAX_TOOL_CALLS,
     action_event,
     bind_agent_tools,
     cap_calls,
-    format_labelled,
-    label_sources,
     merge_documents,
     new_call,
     observation_event,
     query_of,
     run_tool,
     search_documents_tool,
-    source_label,
-    verify_citations,
+    tools_event,
 )
 from core.trace import doc_ref, event, stop
 
@@ -51,28 +49,33 @@ class AgenticState(BaseState, total=False):
 
 def build(ctx: RunContext) -> StateGraph:
     s = ctx.settings
-    tools = [search_documents_tool(ctx.kb.names())]
+
+    def tools_of(state: AgenticState) -> list:
+        """One retriever over the run's sources (its description lists them)."""
+        return [search_documents_tool(run_sources(ctx, state))]
 
     def counters(state: AgenticState) -> dict:
         return {"rewrites": state.get("rewrites", 0), "max_rewrites": s.max_rewrites}
 
     def agent(state: AgenticState) -> dict:
         history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
+        tools = tools_of(state)
         model = bind_agent_tools(ctx.llm, tools)
         reply = model.invoke([SystemMessage(P.AGENT_SYSTEM), *history, HumanMessage(state["standalone_question"])])
+        listed = tools_event("agent", tools)
         if reply.tool_calls:
             calls, notes = cap_calls(reply.tool_calls, "agent")
             return {"tool_calls": calls, "query": query_of(calls[0].get("args")) or state["standalone_question"],
-                    "trace": [action_event("agent", 1, c) for c in calls] + notes}
+                    "trace": [listed] + [action_event("agent", 1, c) for c in calls] + notes}
         text = str(reply.content).strip()
         if not text:  # neither an answer nor a call: search with the question rather than answer nothing
             call = new_call(tools[0].name, state["standalone_question"])
             ev = event("agent", "route", grader="agent", target=tools[0].name, verdict="fallback",
                        reason="the agent gave neither an answer nor a tool call; searching with the question")
-            return {"tool_calls": [call], "query": state["standalone_question"], "trace": [ev]}
+            return {"tool_calls": [call], "query": state["standalone_question"], "trace": [listed, ev]}
         ev = event("agent", "route", grader="agent", target="direct", verdict="answer",
                    reason="the agent answered without calling a tool")
-        return {"tool_calls": [], "draft": text, "trace": [ev]}
+        return {"tool_calls": [], "draft": text, "trace": [listed, ev]}
 
     def route_after_agent(state: AgenticState) -> Literal["retrieve", "direct_answer"]:
         return "retrieve" if state.get("tool_calls") else "direct_answer"
@@ -84,7 +87,7 @@ def build(ctx: RunContext) -> StateGraph:
         round_ = state.get("rewrites", 0) + 1
         found: list[Document] = []
         labels = list(state.get("labels", []))
-        events = []
+        events, tools = [], tools_of(state)
         for call in state["tool_calls"]:
             run = run_tool(ctx, tools, call)
             found = merge_documents(found, run.documents)
@@ -124,7 +127,7 @@ def build(ctx: RunContext) -> StateGraph:
                           + (f" ({outcome.error})" if outcome.fallback else ""),
                    counters={**counters(state), "rewrites": rewrites})
         return {"query": outcome.value.question, "rewrites": rewrites,
-                "tool_calls": [new_call(tools[0].name, outcome.value.question, "rewrite")], "trace": [ev]}
+                "tool_calls": [new_call("search_documents", outcome.value.question, "rewrite")], "trace": [ev]}
 
     def generate(state: AgenticState) -> dict:
         system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))
@@ -172,7 +175,7 @@ def build(ctx: RunContext) -> StateGraph:
     return builder
 
 
-def max_llm_calls(settings) -> int:
+def max_llm_calls(settings, sources: int | None = None) -> int:
     """contextualize 1 + agent 1
     + first round: relevance 2 (one parse retry) per chunk, up to MAX_TOOL_CALLS calls of k chunks
     + each rewrite: rewriter 2 + relevance 2 per chunk (one call of k chunks)

@@ -1,4 +1,4 @@
-"""Basic RAG: retrieve from every collection, answer from the top-k chunks. The baseline."""
+"""Basic RAG: retrieve from every source of the run, answer from the top-k chunks. The baseline."""
 
 from __future__ import annotations
 
@@ -6,13 +6,14 @@ from langgraph.graph import END, START, StateGraph
 
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, search_collections
+from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, run_sources, search_collections
 from core.trace import stop
 
 
 def build(ctx: RunContext) -> StateGraph:
     def retrieve(state: BaseState) -> dict:
-        docs, events = search_collections(ctx, "retrieve", ctx.kb.names(), state["standalone_question"])
+        ids = [src.id for src in run_sources(ctx, state)]
+        docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
         return {"documents": docs, "trace": events}
 
     def generate(state: BaseState) -> dict:
@@ -38,5 +39,5 @@ PATTERN = Pattern(
     description="Retrieve the top-k chunks from every collection and answer from them.\n"
                 "No routing, no grading: the baseline the other patterns improve on.",
     build=build,
-    max_llm_calls=lambda s: 2,  # contextualize (follow-ups only) + generate
+    max_llm_calls=lambda settings, sources=None: 2,  # contextualize (follow-ups only) + generate
 )

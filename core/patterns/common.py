@@ -11,12 +11,11 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
 
 from core import prompts
+from core.citations import sources_from
 from core.context import RunContext
-from core.knowledge import KnowledgeError
 from core.review import document_review, kept_documents, normalise_decision
+from core.sources import Source, active_sources
 from core.trace import add_or_reset, doc_ref, event, stop
-
-SNIPPET_CHARS = 1200
 
 
 class BaseState(TypedDict, total=False):
@@ -30,6 +29,7 @@ class BaseState(TypedDict, total=False):
     termination_reason: str
     termination_message: str
     review: bool  # pause for human review before answering (this turn)
+    source_ids: list[str]  # the collections this run works over (chosen in the sidebar); [] = every enabled one
 
 
 def turn_input(question: str, reset: dict | None = None, review: bool = False) -> dict:
@@ -49,22 +49,38 @@ def turn_input(question: str, reset: dict | None = None, review: bool = False) -
     }
 
 
+def run_sources(ctx: RunContext, state: dict) -> list[Source]:
+    """The sources this run works over: those chosen for it, else every enabled one."""
+    return active_sources(ctx.kb, state.get("source_ids"))
+
+
+def sources_event(node: str, sources: list[Source], chosen: list[str] | None) -> dict:
+    """Which sources a run had, so a resumed or exported run says so."""
+    how = "chosen for this run" if chosen else "every enabled collection"
+    return event(node, "info", grader="sources", target="sources", verdict=f"{len(sources)} source(s)",
+                 reason=f"{how}: " + (", ".join(f"{s.name} ({s.id})" for s in sources) or "none"),
+                 sources=[s.id for s in sources])
+
+
 def make_contextualize(ctx: RunContext):
-    """Node: turn a follow-up into a standalone question (no LLM call on the first turn)."""
+    """Node: record the run's sources; turn a follow-up into a standalone question (no LLM call on the first turn)."""
 
     def contextualize(state: BaseState) -> dict:
+        chosen = state.get("source_ids")
+        sources = run_sources(ctx, state)
+        recorded = {"source_ids": [s.id for s in sources], "trace": [sources_event("contextualize", sources, chosen)]}
         history = state.get("messages", [])[:-1]
         question = state["question"]
         if not any(m.type == "ai" for m in history):  # first turn, or only failed turns before
-            return {"standalone_question": question}
+            return {"standalone_question": question, **recorded}
         convo = history[-6:] + [HumanMessage(question)]
         reply = ctx.grader.invoke([SystemMessage(prompts.CONTEXTUALIZE_SYSTEM), *convo],
                                   config={"tags": ["nostream"]})
         rewritten = " ".join(str(reply.content).split())[:500] or question
         return {
-            "standalone_question": rewritten,
+            "standalone_question": rewritten, "source_ids": recorded["source_ids"],
             "trace": [event("contextualize", "rewrite", grader="contextualize", target="question",
-                            verdict=rewritten, reason=f"follow-up rewritten from: {question}")],
+                            verdict=rewritten, reason=f"follow-up rewritten from: {question}")] + recorded["trace"],
         }
 
     return contextualize
@@ -73,18 +89,19 @@ def make_contextualize(ctx: RunContext):
 def search_collections(ctx: RunContext, node: str, collections: list[str], query: str,
                        k: int | None = None) -> tuple[list[Document], list[dict]]:
     """Top-k over several collections merged by score; a broken collection is traced, not fatal."""
-    found: list[Document] = []
-    events: list[dict] = []
-    for name in collections:
-        try:
-            found.extend(ctx.retrieve(name, query, k))
-        except KnowledgeError as exc:
-            events.append(event(node, "error", target=name, reason=str(exc)))
-    found.sort(key=lambda d: d.metadata.get("score", 0.0), reverse=True)
-    docs = found[: k or ctx.settings.k]
+    docs, problems = ctx.search(collections, query, k)
+    events = [event(node, "error", target=name, reason=reason) for name, reason in problems]
     events.append(event(node, "tool", grader="retriever", target=",".join(collections), verdict=f"{len(docs)} documents",
                         reason=query, documents=[doc_ref(d) for d in docs]))
     return docs, events
+
+
+def search_web(ctx: RunContext, node: str, query: str) -> tuple[list[Document], dict, str]:
+    """Web search as a node step: documents, the trace event, and the status ("ok" or why not)."""
+    result = ctx.web(query)
+    ev = event(node, "tool", grader="web_search", target="web", verdict=result.status,
+               reason=result.reason or f"{len(result.documents)} results", query=result.query)
+    return result.documents, ev, result.status if result.ok else result.reason
 
 
 def is_korean(text: str) -> bool:
@@ -94,25 +111,6 @@ def is_korean(text: str) -> bool:
 def say(question: str, ko: str, en: str) -> str:
     """A fixed message in the language of the question (for answers the graph writes itself)."""
     return ko if is_korean(question) else en
-
-
-def sources_from(docs: list[Document]) -> list[dict]:
-    """Citable source records, numbered in the order the answer prompt numbered them."""
-    out = []
-    for n, doc in enumerate(docs, 1):
-        meta = doc.metadata
-        out.append({
-            "n": n,
-            "source": meta.get("source", "?"),
-            "title": meta.get("title", ""),
-            "page": meta.get("page"),
-            "chunk_id": meta.get("chunk_id", ""),
-            "collection": meta.get("collection", ""),
-            "url": meta.get("url", ""),
-            "score": meta.get("score"),
-            "text": doc.page_content[:SNIPPET_CHARS],
-        })
-    return out
 
 
 def answer_from_documents(ctx: RunContext, question: str, docs: list[Document], extra: str = "") -> str:

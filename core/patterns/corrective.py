@@ -17,7 +17,7 @@ from langgraph.graph import END, START, StateGraph
 from core import graders
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, say, search_collections
+from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, run_sources, say, search_collections
 from core.prompts import workflow as P
 from core.trace import doc_ref, event, stop
 
@@ -37,7 +37,8 @@ def build(ctx: RunContext) -> StateGraph:
     s = ctx.settings
 
     def retrieve(state: CragState) -> dict:
-        docs, events = search_collections(ctx, "retrieve", ctx.kb.names(), state["standalone_question"])
+        ids = [src.id for src in run_sources(ctx, state)]
+        docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
         return {"documents": docs, "trace": events}
 
     def grade_documents(state: CragState) -> dict:
@@ -138,7 +139,7 @@ def build(ctx: RunContext) -> StateGraph:
     return builder
 
 
-def max_llm_calls(settings) -> int:
+def max_llm_calls(settings, sources: int | None = None) -> int:
     """contextualize 1 + CRAG grade 2 per document + strip grades 2 per document (one batched call
     for its <= 12 strips) + web rewrite 2 + answer 1 (a grader may be retried once on a parse failure)."""
     return 1 + 2 * settings.k + 2 * settings.k + 2 + 1

@@ -16,9 +16,8 @@ from langgraph.graph import END, START, StateGraph
 from core import entity_graph as eg
 from core import graders
 from core.context import RunContext
-from core.knowledge import SAMPLE_COLLECTIONS
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_directly, final, make_contextualize, say
+from core.patterns.common import BaseState, answer_directly, final, make_contextualize, run_sources, say
 from core.prompts import agents as P
 from core.prompts import escape_fences
 from core.trace import event, progress_reporter, stop
@@ -29,7 +28,6 @@ MAX_GRAPH_COLLECTIONS = 4
 
 
 class GraphRagState(BaseState, total=False):
-    graph_collections: list[str]  # option: the collections whose graphs are used; [] = the sample corpora
     graph_max_chunks: int  # option: chunks extracted per collection (at most eg.GRAPH_MAX_CHUNKS); 0 = that
     graphs: list[dict]  # build info per collection: status, digest, nodes, edges, ms
     mentions: list[str]
@@ -37,46 +35,54 @@ class GraphRagState(BaseState, total=False):
     relations: list[dict]  # the relations used as context
 
 
-def graph_collections(ctx: RunContext, chosen: list[str] | None) -> list[str]:
-    """The chosen collections that exist, else the sample corpora present, else the first few."""
-    names = ctx.kb.names()
-    wanted = [c for c in (chosen or []) if c in names] or [c for c in SAMPLE_COLLECTIONS if c in names] or names
-    return wanted[:MAX_GRAPH_COLLECTIONS]
-
-
 def build(ctx: RunContext) -> StateGraph:
     s = ctx.settings
 
-    def graph_for(state: GraphRagState, node: str = ""):
-        cap = min(state.get("graph_max_chunks") or eg.GRAPH_MAX_CHUNKS, eg.GRAPH_MAX_CHUNKS)
-        graphs, infos = [], []
-        for collection in graph_collections(ctx, state.get("graph_collections")):
-            # a first build can take minutes on a small local model: the live status counts the chunks
-            progress = progress_reporter(node, "extract_graph", collection) if node else None
-            graph, info = eg.ensure_graph(s, ctx.kb, ctx.grader, collection, cap, _model_name(ctx), progress)
-            graphs.append(graph)
-            infos.append(info)
-        return eg.merge_graphs(graphs), infos
-
     def load_graph(state: GraphRagState) -> dict:
-        _, infos = graph_for(state, "load_graph")
-        events = [event("load_graph", "error" if info["errors"] else "info", grader="graph", target=info["collection"],
-                        verdict=info["status"],
-                        reason=f"{info['nodes']} nodes, {info['edges']} relations from {info['chunks']} chunk(s) "
-                               f"in {info['ms']} ms" + (f"; {len(info['errors'])} chunk(s) failed extraction"
-                                                        if info["errors"] else ""))
-                  for info in infos]
+        """Extract (or load) the graph of each of the run's sources, at most MAX_GRAPH_COLLECTIONS."""
+        cap = min(state.get("graph_max_chunks") or eg.GRAPH_MAX_CHUNKS, eg.GRAPH_MAX_CHUNKS)
+        sources = run_sources(ctx, state)
+        infos, events = [], []
+        for source in sources[:MAX_GRAPH_COLLECTIONS]:
+            # a first build can take minutes on a small local model: the live status counts the chunks
+            progress = progress_reporter("load_graph", "extract_graph", source.id)
+            _, info = eg.ensure_graph(s, ctx.kb, ctx.grader, source.id, cap, _model_name(ctx), progress)
+            infos.append(info)
+        if len(sources) > MAX_GRAPH_COLLECTIONS:
+            skipped = ", ".join(src.id for src in sources[MAX_GRAPH_COLLECTIONS:])
+            events.append(event("load_graph", "info", grader="graph", target="collections",
+                                verdict=f"{MAX_GRAPH_COLLECTIONS} of {len(sources)}",
+                                reason=f"at most {MAX_GRAPH_COLLECTIONS} graphs per run; not used: {skipped} "
+                                       "(choose fewer sources in the sidebar)"))
+        events += [event("load_graph", "error" if info["errors"] else "info", grader="graph", target=info["collection"],
+                         verdict=info["status"],
+                         reason=f"{info['nodes']} nodes, {info['edges']} relations from {info['chunks']} chunk(s) "
+                                f"in {info['ms']} ms" + (f"; {len(info['errors'])} chunk(s) failed extraction"
+                                                         if info["errors"] else ""))
+                   for info in infos]
         if not infos:
             events.append(event("load_graph", "error", grader="graph", target="collections", verdict="none",
-                                reason="the knowledge base has no collection to build a graph from"))
+                                reason="the run has no source to build a graph from"))
         return {"graphs": [{k: v for k, v in i.items() if k != "errors"} for i in infos], "trace": events}
+
+    def graph_for(state: GraphRagState):
+        """The merged graph of the sources load_graph checked in this run (by digest: no chunk is fetched again)."""
+        graphs = []
+        for info in state.get("graphs", []):
+            graph = eg.graph_with_digest(s, info["collection"], info["digest"])
+            if graph is None:  # another process replaced it since: check again
+                graph, _ = eg.ensure_graph(s, ctx.kb, ctx.grader, info["collection"],
+                                           min(state.get("graph_max_chunks") or eg.GRAPH_MAX_CHUNKS, eg.GRAPH_MAX_CHUNKS),
+                                           _model_name(ctx))
+            graphs.append(graph)
+        return eg.merge_graphs(graphs)
 
     def link_entities(state: GraphRagState) -> dict:
         question = state["standalone_question"]
         outcome = graders.ask(ctx.grader, eg.QuestionEntities, P.GRAPH_ENTITIES_SYSTEM, f"Question: {question}",
                               eg.QuestionEntities(entities=[]))
         mentions = [eg.clean_name(m) for m in outcome.value.entities if eg.clean_name(m)]
-        graph, _ = graph_for(state)
+        graph = graph_for(state)
         linked = eg.link_entities(graph, question, mentions)
         events = [event("link_entities", "error" if outcome.fallback else "verdict", grader="entities",
                         target="question", verdict=f"{len(mentions)} mention(s)",
@@ -91,7 +97,7 @@ def build(ctx: RunContext) -> StateGraph:
         return "not_found" if state.get("mentions") else "direct_answer"
 
     def collect_relations(state: GraphRagState) -> dict:
-        graph, _ = graph_for(state)
+        graph = graph_for(state)
         relations = eg.neighbourhood(graph, [m["node"] for m in state["entities"]], HOPS, MAX_RELATIONS)
         ev = event("collect_relations", "tool", grader="graph", target=", ".join(m["name"] for m in state["entities"]),
                    verdict=f"{len(relations)} relation(s)", reason=f"neighbourhood up to {HOPS} hops",
@@ -143,13 +149,15 @@ def _model_name(ctx: RunContext) -> str:
     return str(getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__)
 
 
-def max_llm_calls(settings) -> int:
+def max_llm_calls(settings, sources: int | None = None) -> int:
     """Answering: contextualize 1 + entity listing 2 (one parse retry) + answer 1 = 4.
 
     Plus, only in a run that (re)builds a graph: extraction 2 per chunk (one parse retry), at most
-    GRAPH_MAX_CHUNKS chunks for each of at most MAX_GRAPH_COLLECTIONS collections.
+    GRAPH_MAX_CHUNKS chunks for each source, at most MAX_GRAPH_COLLECTIONS sources (all of them when
+    the number of sources is not given).
     """
-    return 4 + 2 * eg.GRAPH_MAX_CHUNKS * MAX_GRAPH_COLLECTIONS
+    graphs = MAX_GRAPH_COLLECTIONS if sources is None else min(MAX_GRAPH_COLLECTIONS, sources)
+    return 4 + 2 * eg.GRAPH_MAX_CHUNKS * graphs
 
 
 PATTERN = Pattern(
@@ -160,6 +168,6 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
-    reset={"graph_collections": [], "graph_max_chunks": 0, "graphs": [], "mentions": [], "entities": [],
+    reset={"graph_max_chunks": 0, "graphs": [], "mentions": [], "entities": [],
            "relations": []},
 )

@@ -17,24 +17,26 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
+from core.citations import label_sources
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, say
+from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, run_sources, say
 from core.prompts import agents as P
+from core.tool_review import make_review_tool_calls
 from core.tools import (
+    AgentTool,
     ToolRun,
     action_event,
     final_event,
-    label_sources,
-    make_review_tool_calls,
     merge_documents,
     new_call,
     observation_event,
-    policy_tools,
     query_of,
     run_tool,
     short,
+    source_tools,
     thought_event,
+    tools_event,
 )
 from core.trace import event, stop
 
@@ -104,7 +106,16 @@ REPEAT_NOTE = ("You already made this exact call in this turn; its result is abo
                "Answer from it, or search for something different.")
 
 
-def make_tools_node(ctx: RunContext, tools, record_step):
+def make_tools_of(ctx: RunContext):
+    """The run's tools: one retriever per source of the run (named after its collection), and the web."""
+
+    def tools_of(state: dict) -> list[AgentTool]:
+        return source_tools(run_sources(ctx, state))
+
+    return tools_of
+
+
+def make_tools_node(ctx: RunContext, tools_of, record_step):
     """Node ``tools``: run the pending call(s); ``record_step(state, call, run)`` returns the scratchpad update.
 
     A call identical to one already made this turn is not run again (its result cannot change);
@@ -113,6 +124,7 @@ def make_tools_node(ctx: RunContext, tools, record_step):
     """
 
     def run_tools(state: dict) -> dict:
+        tools = tools_of(state)
         docs: list[Document] = list(state.get("documents", []))
         done = {(e.get("grader"), e.get("target")) for e in state.get("trace") or [] if e.get("step") == "observation"}
         events, update, repeats = [], {}, []
@@ -213,11 +225,9 @@ def after_step(settings, next_node: str):
 
 def build(ctx: RunContext) -> StateGraph:
     s = ctx.settings
-    tools = policy_tools()
-    names = ", ".join(t.name for t in tools)
-    system = P.REACT_SYSTEM.format(tools="\n".join(t.line() for t in tools), tool_names=names)
+    tools_of = make_tools_of(ctx)
 
-    def scratchpad(state: ReactState) -> list:
+    def scratchpad(state: ReactState, names: str) -> list:
         steps = state.get("steps", [])
         messages = []
         for i, step in enumerate(steps):
@@ -232,18 +242,23 @@ def build(ctx: RunContext) -> StateGraph:
 
     def agent(state: ReactState) -> dict:
         iteration = state.get("iterations", 0) + 1
-        messages = [SystemMessage(system), HumanMessage(f"Question: {state['standalone_question']}"), *scratchpad(state)]
+        tools = tools_of(state)
+        names = ", ".join(t.name for t in tools)
+        system = P.REACT_SYSTEM.format(tools="\n".join(t.line() for t in tools), tool_names=names)
+        messages = [SystemMessage(system), HumanMessage(f"Question: {state['standalone_question']}"),
+                    *scratchpad(state, names)]
         reply = ctx.llm.invoke(messages, stop=["\nObservation:"])
+        listed = [tools_event("agent", tools)] if iteration == 1 else []
         text = str(reply.content).strip()
         step = parse_step(text)
         if "error" in step:  # the whole reply goes to the trace with the error, not as a thought
             errors = state.get("parse_errors", 0) + 1
-            events = [event("agent", "error", grader="react_parser", step="parse_error", target="format",
+            events = listed + [event("agent", "error", grader="react_parser", step="parse_error", target="format",
                                 verdict=f"parse error {errors}", reason=f"{step['error']}; reply: {short(text, 160)}",
                                 counters={**counters(state, s), "iterations": iteration, "parse_errors": errors})]
             return {"iterations": iteration, "parse_errors": errors, "pending": [], "trace": events,
                     "steps": state.get("steps", []) + [{"raw": text[:600], "error": step["error"]}]}
-        events = [thought_event("agent", iteration, step["thought"])] if step.get("thought") else []
+        events = listed + ([thought_event("agent", iteration, step["thought"])] if step.get("thought") else [])
         if "final" in step:
             return {"iterations": iteration, "final_answer": step["final"], "pending": [],
                     "trace": events + [final_event("agent", step["final"])]}
@@ -270,16 +285,16 @@ def build(ctx: RunContext) -> StateGraph:
         return {"steps": steps, "pending_thought": ""}
 
     review = make_review_tool_calls("pending", "tools", reject, after_step(s, "agent"))
-    return wire_react_loop(StateGraph(ReactState), ctx, agent, route_after_agent, review, tools, record_step)
+    return wire_react_loop(StateGraph(ReactState), ctx, agent, route_after_agent, review, tools_of, record_step)
 
 
-def wire_react_loop(builder: StateGraph, ctx: RunContext, agent, route_after_agent, review, tools,
+def wire_react_loop(builder: StateGraph, ctx: RunContext, agent, route_after_agent, review, tools_of,
                     record_step) -> StateGraph:
     """The loop both ReAct flavours share; only the agent node and its protocol differ."""
     builder.add_node("contextualize", make_contextualize(ctx))
     builder.add_node("agent", agent)
     builder.add_node("review_tool_calls", review, destinations=("tools", "agent", "best_answer"))
-    builder.add_node("tools", make_tools_node(ctx, tools, record_step))
+    builder.add_node("tools", make_tools_node(ctx, tools_of, record_step))
     builder.add_node("finish", make_finish(ctx))
     builder.add_node("best_answer", make_best_answer(ctx))
 
@@ -292,7 +307,7 @@ def wire_react_loop(builder: StateGraph, ctx: RunContext, agent, route_after_age
     return builder
 
 
-def max_llm_calls(settings) -> int:
+def max_llm_calls(settings, sources: int | None = None) -> int:
     """contextualize 1 + one model reply per step (max_iterations) + the answer at the limit 1."""
     return 1 + settings.max_iterations + 1
 
@@ -300,7 +315,7 @@ def max_llm_calls(settings) -> int:
 PATTERN = Pattern(
     id="react",
     title="ReAct agent (text protocol)",
-    description="Thought / Action / Observation written as text, over the Japan and US ICT reports and the web.\n"
+    description="Thought / Action / Observation written as text, with one search tool per collection and the web.\n"
                 "Format errors are fed back and counted; the step limit ends with the best answer so far.",
     build=build,
     max_llm_calls=max_llm_calls,

@@ -15,17 +15,17 @@ from langgraph.graph import StateGraph
 from core.context import RunContext
 from core.patterns import Pattern
 from core.patterns.common import BaseState
-from core.patterns.react import after_step, wire_react_loop
+from core.patterns.react import after_step, make_tools_of, wire_react_loop
 from core.prompts import agents as P
+from core.tool_review import make_review_tool_calls
 from core.tools import (
     action_event,
     bind_agent_tools,
     cap_calls,
     compact_tool_messages,
     final_event,
-    make_review_tool_calls,
-    policy_tools,
     thought_event,
+    tools_event,
     with_calls,
 )
 
@@ -41,20 +41,22 @@ class ReactNativeState(BaseState, total=False):
 
 def build(ctx: RunContext) -> StateGraph:
     s = ctx.settings
-    tools = policy_tools()
+    tools_of = make_tools_of(ctx)
 
     def agent(state: ReactNativeState) -> dict:
         iteration = state.get("iterations", 0) + 1
         exchange = state.get("agent_messages", [])
+        tools = tools_of(state)
+        listed = [tools_event("agent", tools)] if iteration == 1 else []
         model = bind_agent_tools(ctx.llm, tools, parallel=True)
         reply = model.invoke([SystemMessage(P.REACT_NATIVE_SYSTEM), HumanMessage(state["standalone_question"]),
                               *compact_tool_messages(exchange)])
         text = str(reply.content or "").strip()
         if not reply.tool_calls:
             return {"iterations": iteration, "final_answer": text, "pending": [],
-                    "trace": [final_event("agent", text)]}
+                    "trace": listed + [final_event("agent", text)]}
         calls, notes = cap_calls(reply.tool_calls, "agent")
-        events = [thought_event("agent", iteration, text)] if text else []
+        events = listed + ([thought_event("agent", iteration, text)] if text else [])
         events += [action_event("agent", iteration, c) for c in calls] + notes
         return {"iterations": iteration, "pending": calls, "agent_messages": exchange + [with_calls(reply, calls)],
                 "trace": events}
@@ -80,10 +82,10 @@ def build(ctx: RunContext) -> StateGraph:
         return {"agent_messages": exchange}
 
     review = make_review_tool_calls("pending", "tools", reject, after_step(s, "agent"), edit)
-    return wire_react_loop(StateGraph(ReactNativeState), ctx, agent, route_after_agent, review, tools, record_step)
+    return wire_react_loop(StateGraph(ReactNativeState), ctx, agent, route_after_agent, review, tools_of, record_step)
 
 
-def max_llm_calls(settings) -> int:
+def max_llm_calls(settings, sources: int | None = None) -> int:
     """contextualize 1 + one model reply per step (max_iterations) + the answer at the limit 1."""
     return 1 + settings.max_iterations + 1
 

@@ -1,9 +1,10 @@
 """Self-RAG: decide whether to retrieve, grade every document, grade the answer, and loop.
 
-Retrieval is a subgraph that fans out with Send to the sources the router picks (menu, wine,
-web) and fans in through a list reducer. Two separate budgets bound the loops: rewrites
-(relevance) and regenerations (generation). When a budget runs out the run ends with the best
-grounded answer so far, or says plainly that the evidence was not enough.
+Retrieval is a subgraph that fans out with Send to the sources the router picks (the run's
+collections and the web, at most ``MAX_FANOUT`` at once) and fans in through a list reducer.
+Two separate budgets bound the loops: rewrites (relevance) and regenerations (generation). When a
+budget runs out the run ends with the best grounded answer so far, or says plainly that the
+evidence was not enough.
 """
 
 from __future__ import annotations
@@ -23,13 +24,16 @@ from core.patterns.common import (
     answer_from_documents,
     final,
     make_contextualize,
+    run_sources,
     say,
     search_collections,
+    search_web,
 )
 from core.prompts import workflow as P
+from core.sources import MAX_OFFERED, closest
 from core.trace import add_or_reset, doc_ref, event, stop
 
-STORES = {"menu": "restaurant_menu", "wine": "restaurant_wine"}
+MAX_FANOUT = 4  # sources searched in parallel per round (collections and web): bounds the grading
 
 
 class SelfRagState(BaseState, total=False):
@@ -71,11 +75,9 @@ def build_search(ctx: RunContext):
 
     def search_source(task: SourceTask) -> dict:
         if task["source"] == "web":
-            result = ctx.web(task["query"])
-            ev = event("search_source", "tool", grader="web_search", target="web", verdict=result.status,
-                       reason=result.reason or f"{len(result.documents)} results")
-            return {"search_results": result.documents, "trace": [ev]}
-        docs, events = search_collections(ctx, "search_source", [STORES[task["source"]]], task["query"])
+            docs, ev, _ = search_web(ctx, "search_source", task["query"])
+            return {"search_results": docs, "trace": [ev]}
+        docs, events = search_collections(ctx, "search_source", [task["source"]], task["query"])
         return {"search_results": docs, "trace": events}
 
     builder = StateGraph(SearchState, input_schema=SearchInput, output_schema=SearchState)
@@ -112,13 +114,23 @@ def build(ctx: RunContext) -> StateGraph:
                 **stop("direct_answer", "direct_answer", "answered directly: no retrieval needed")}
 
     def select_sources(state: SelfRagState) -> dict:
-        outcome = graders.select_sources(ctx.grader, state["query"])
+        sources, events = run_sources(ctx, state), []
+        if len(sources) > MAX_OFFERED:
+            sources, scores = closest(ctx.kb, state["query"], sources, MAX_OFFERED)
+            events.append(event("select_sources", "info", grader="source_shortlist", target="sources",
+                                verdict=f"{len(sources)} offered",
+                                reason="closest descriptions: " + ", ".join(f"{s.id} {v:.2f}" for s, v in zip(sources, scores)),
+                                offered=[s.id for s in sources]))
+        outcome = graders.select_sources(ctx.grader, state["query"], sources, MAX_FANOUT)
         chosen = outcome.value.sources
-        reason = (f"router output unusable ({outcome.error}); searching menu and wine" if outcome.fallback
-                  else f"searching {', '.join(chosen)} in parallel")
-        return {"search_sources": chosen, "search_results": None,
-                "trace": [event("select_sources", "error" if outcome.fallback else "route",
-                                grader="source_router", verdict=",".join(chosen), reason=reason)]}
+        names = {s.id: s.name for s in sources} | {"web": "web search"}
+        shown = ", ".join(names.get(c, c) for c in chosen)
+        reason = (f"router output unusable ({outcome.error}); searching {shown}" if outcome.fallback
+                  else f"searching {shown} in parallel")
+        events.append(event("select_sources", "error" if outcome.fallback else "route", grader="source_router",
+                            verdict=",".join(chosen), target=",".join(chosen), reason=reason,
+                            offered=[s.id for s in sources] + ["web"]))
+        return {"search_sources": chosen, "search_results": None, "trace": events}
 
     def grade_documents(state: SelfRagState) -> dict:
         docs = state.get("search_results", [])
@@ -242,17 +254,19 @@ def build(ctx: RunContext) -> StateGraph:
     return builder
 
 
-def max_llm_calls(settings) -> int:
+def max_llm_calls(settings, sources: int | None = None) -> int:
     """Every grader may be retried once on a parse failure (x2).
 
     contextualize 1 + retrieval decision 2
-    + per search round (1 + max_rewrites): source router 2 + relevance 2 per document (k per source, 3 sources)
+    + per search round (1 + max_rewrites): source router 2 + relevance 2 per document (k per searched source;
+      the fan-out is min(MAX_FANOUT, collections + web), MAX_FANOUT when the number of sources is not given)
     + rewrites: 2 each
     + per generation (1 + max_generations): answer 1 + hallucination 2 + usefulness 2
     """
+    fanout = MAX_FANOUT if sources is None else min(MAX_FANOUT, sources + 1)
     rounds = 1 + settings.max_rewrites
     generations = 1 + settings.max_generations
-    return 1 + 2 + rounds * (2 + 2 * 3 * settings.k) + 2 * settings.max_rewrites + generations * 5
+    return 1 + 2 + rounds * (2 + 2 * fanout * settings.k) + 2 * settings.max_rewrites + generations * 5
 
 
 PATTERN = Pattern(

@@ -9,7 +9,7 @@ inside them are to be ignored. `fence` and `escape_fences` are the one place tha
 
 import re
 
-ANSWER_SYSTEM = """You are the assistant of a restaurant and a research desk. Answer the user's question \
+ANSWER_SYSTEM = """You answer questions from the user's documents. Answer the user's question \
 using only the numbered documents below. Cite the documents you used as [1], [2] right after the \
 facts they support. If the documents do not contain the answer, say so plainly instead of guessing. \
 Answer in the language of the question, briefly and clearly.
@@ -24,7 +24,7 @@ DIRECT_SYSTEM = """You are a friendly assistant. Answer the user's message direc
 in the language of the message. If it asks for facts you are not sure about, say so."""
 
 CONTEXTUALIZE_SYSTEM = """Rewrite the user's last message as one standalone question that can be \
-understood without the conversation. Keep its language. Keep names, dishes and numbers exactly. \
+understood without the conversation. Keep its language. Keep names, terms and numbers exactly. \
 If it is already standalone, return it unchanged. Reply with the question only."""
 
 
