@@ -21,7 +21,7 @@ EMBEDDING_PROVIDERS = ("embedded", "ollama", "openai")
 
 # Default model per chat provider; the factory uses these when no model is named.
 DEFAULT_CHAT_MODELS = {
-    "embedded": "gemma-3-270m-q4_k_m",
+    "embedded": "qwen2.5-coder-1.5b-instruct",  # core.model_files.EMBEDDED_MODELS lists the others
     "openai": "gpt-4o-mini",
     "ollama": "qwen2.5:7b",
     "openai-compatible": "local-model",
@@ -59,11 +59,21 @@ class Settings:
     max_generations: int = 2
     max_concurrency: int = 8
     max_iterations: int = 5
+    embedded_model: str = ""  # the embedded provider's model when none is named; empty: DEFAULT_CHAT_MODELS
+    model_cache_dir: str = ""  # assembled embedded models; empty: the user's cache (~/.cache/agentic-rag-studio)
+    embedded_k: int = 3  # the embedded model reads at most this many documents per retrieval...
+    embedded_doc_chars: int = 600  # ...and at most this many characters of each (2 cores read ~150 tokens/s)
     extra: dict = field(default_factory=dict, compare=False)
 
     @property
     def data_path(self) -> Path:
         return Path(self.data_dir)
+
+    @property
+    def model_cache_path(self) -> Path:
+        from core.model_files import default_cache_dir
+
+        return Path(self.model_cache_dir) if self.model_cache_dir else default_cache_dir()
 
     def public(self) -> dict:
         """Settings as a dict safe to display or persist: secrets become '***' or ''."""
