@@ -21,8 +21,10 @@ from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, Field, create_model
 
 from core.prompts import workflow as P
+from core.structured import REFUSALS, structured
 
-PARSE_ERRORS = (OutputParserException, ValueError, KeyError, TypeError)  # ValidationError, JSONDecodeError
+# ValidationError, JSONDecodeError..., and a provider that refused or was cut off: the fallback applies
+PARSE_ERRORS = (OutputParserException, ValueError, KeyError, TypeError, *REFUSALS)
 NO_STREAM = {"tags": ["nostream"]}  # grader output never reaches the chat bubble
 
 T = TypeVar("T", bound=BaseModel)
@@ -97,7 +99,7 @@ def _fallback(fallback: T, exc: Exception) -> Outcome[T]:
 
 def ask(model: BaseChatModel, schema: type[T], system: str, human: str, fallback: T) -> Outcome[T]:
     """One structured verdict, with one retry on a parse failure, then the fallback."""
-    runnable = model.with_structured_output(schema)
+    runnable = structured(model, schema)
     last: Exception | None = None
     for _ in range(2):
         try:
@@ -118,7 +120,7 @@ def ask_many(model: BaseChatModel, schema: type[T], system: str, humans: list[st
     """
     if not humans:
         return []
-    runnable = model.with_structured_output(schema)
+    runnable = structured(model, schema)
     if progress:
         runnable = _counted(runnable, len(humans), progress)
     config = {**NO_STREAM, "max_concurrency": max(1, max_concurrency)}

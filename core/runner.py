@@ -138,10 +138,15 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     except Exception as exc:  # provider down, bad key, timeout: one clear line, the thread stays usable
         result.update(_failure("error", friendly_error(exc, settings)))
         status = "failed"
+    notices = usage.notice_events()  # model-adapter notices (cut off, tools emulated): in the trace, said once
+    if notices:
+        result["trace"] = list(result.get("trace") or []) + notices
     result.update(_totals(merge_usage(earlier_usage, usage.per_node), path, started))
     if run_id is not None:
         registry.finish_run(run_id, status, result)
         registry.set_status(thread_id, status)
+    for item in notices:
+        yield {"type": "trace", "event": item}
     if result.get("interrupted"):
         yield {"type": "interrupt", "payload": result["interrupt"], "thread_id": thread_id}
     if status == "failed":
