@@ -162,6 +162,20 @@ def _doc(doc: Document) -> str:
     return f"<document>\n{doc.page_content}\n</document>"
 
 
+def _judge(task: str, question: str | None = None, documents: str = "", answer: str | None = None) -> str:
+    """A grader's message: the data first (question, documents, answer), the check last.
+
+    With one shared system text, calls over the same data share their prompt up to the task, so a
+    local model reuses its cached prefix: several documents against one question, or several checks
+    against one document, pay only for what differs.
+    """
+    parts = [f"Question: {question}"] if question is not None else []
+    parts += [documents] if documents else []
+    parts += [f"<answer>\n{answer}\n</answer>"] if answer is not None else []
+    task = task.replace(P.DATA_NOTE, "").strip()  # the shared system text already says it
+    return "\n\n".join(parts + [f"Task: {task}"])
+
+
 # ---------------------------------------------------------------- graders
 
 
@@ -199,14 +213,14 @@ def needs_retrieval(model, question: str) -> Outcome[RetrievalNeed]:
 
 def grade_documents(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[Relevance]]:
     """Relevance yes/no per document, all at once. Fallback: yes (keep, rather than lose evidence)."""
-    humans = [f"Question: {question}\n\n{_doc(d)}" for d in docs]
-    return ask_many(model, Relevance, P.RELEVANCE_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
+    humans = [_judge(P.RELEVANCE_SYSTEM, question, _doc(d)) for d in docs]
+    return ask_many(model, Relevance, P.GRADER_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
 
 
 def crag_grade(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[CragGrade]]:
     """correct / ambiguous / incorrect with confidence per document. Fallback: ambiguous, 0.5."""
-    humans = [f"Question: {question}\n\n{_doc(d)}" for d in docs]
-    return ask_many(model, CragGrade, P.CRAG_SYSTEM, humans, CragGrade(grade="ambiguous", confidence=0.5),
+    humans = [_judge(P.CRAG_SYSTEM, question, _doc(d)) for d in docs]
+    return ask_many(model, CragGrade, P.GRADER_SYSTEM, humans, CragGrade(grade="ambiguous", confidence=0.5),
                     max_concurrency)
 
 
@@ -236,9 +250,9 @@ def grade_strips(model, question: str, strips_per_doc: list[list[str]],
         else:
             outcomes[i] = Outcome(StripVerdicts(verdicts=[]))
     for n, indexes in by_size.items():  # one schema per strip count; usually one or two sizes
-        humans = [f"Question: {question}\n\n" + "\n".join(
-            f"{j}. <document>{s}</document>" for j, s in enumerate(strips_per_doc[i], 1)) for i in indexes]
-        results = ask_many(model, _strip_schema(n), P.STRIP_SYSTEM, humans,
+        humans = [_judge(P.STRIP_SYSTEM, question, "\n".join(
+            f"{j}. <document>{s}</document>" for j, s in enumerate(strips_per_doc[i], 1))) for i in indexes]
+        results = ask_many(model, _strip_schema(n), P.GRADER_SYSTEM, humans,
                            StripVerdicts(verdicts=["yes"] * n), max_concurrency)
         for i, outcome in zip(indexes, results):
             outcomes[i] = outcome
@@ -247,14 +261,14 @@ def grade_strips(model, question: str, strips_per_doc: list[list[str]],
 
 def grade_grounded(model, docs: list[Document], answer: str) -> Outcome[Grounded]:
     """Is every fact in the answer in the documents? Fallback: no (do not accept unverified text)."""
-    human = "\n\n".join(_doc(d) for d in docs) + f"\n\n<answer>\n{answer}\n</answer>"
-    return ask(model, Grounded, P.HALLUCINATION_SYSTEM, human, Grounded(grounded="no"))
+    human = _judge(P.HALLUCINATION_SYSTEM, documents="\n\n".join(_doc(d) for d in docs), answer=answer)
+    return ask(model, Grounded, P.GRADER_SYSTEM, human, Grounded(grounded="no"))
 
 
 def grade_usefulness(model, question: str, answer: str) -> Outcome[Usefulness]:
     """useful yes/no and a 1-5 score. Fallback: no, 3 (regenerate, do not accept)."""
-    human = f"Question: {question}\n\n<answer>\n{answer}\n</answer>"
-    return ask(model, Usefulness, P.USEFULNESS_SYSTEM, human, Usefulness(useful="no", score=3))
+    human = _judge(P.USEFULNESS_SYSTEM, question, answer=answer)
+    return ask(model, Usefulness, P.GRADER_SYSTEM, human, Usefulness(useful="no", score=3))
 
 
 def rewrite_question(model, question: str, for_web: bool = False) -> Outcome[Rewrite]:
