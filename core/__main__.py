@@ -173,7 +173,7 @@ def cmd_resume(settings: Settings, args) -> int:
 def cmd_bench(settings: Settings, args) -> int:
     from core.bench import main as bench_main
 
-    return bench_main(settings, args.json, args.large, args.latency)
+    return bench_main(settings, args.json, args.large, args.latency, "embedded" if args.embedded_only else "")
 
 
 def cmd_eval(settings: Settings, args) -> int:
@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--large", action="store_true", help="also measure Chroma at 100,000 chunks (slow)")
     p.add_argument("--latency", type=float, default=1.0, help="injected seconds per model call (default 1.0)")
+    p.add_argument("--embedded-only", action="store_true", help="only the embedded chat models (both of them)")
 
     p = sub.add_parser("eval", help="score patterns on the shipped question set")
     p.add_argument("--patterns", help="comma-separated pattern ids (default: all)")
