@@ -24,19 +24,21 @@ from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableLambda
 from langchain_core.utils.function_calling import convert_to_json_schema, convert_to_openai_tool
 from pydantic import BaseModel
 
 from core.config import DEFAULT_CHAT_MODELS
+from core.embedded_prompt import (
+    TRANSCRIPT_STOP,
+    message_text,
+    to_chat_messages,
+    to_transcript,
+    tool_call_schema,
+    tool_instructions,
+)
 from core.model_files import Progress, default_cache_dir, embedded_model
 from core.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
 
@@ -107,95 +109,6 @@ class _Perf:
                 "cached_prompt_tokens": prompt_tokens - evaluated,
                 "prompt_eval_ms": round(data.t_p_eval_ms, 1), "decode_tokens": int(data.n_eval),
                 "decode_ms": round(data.t_eval_ms, 1), "wall_ms": round((time.perf_counter() - self._start) * 1000, 1)}
-
-
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
-
-
-def to_chat_messages(messages: list[BaseMessage]) -> list[dict]:
-    """LangChain messages -> strictly alternating user/assistant turns (Gemma's template demands it).
-
-    Tool calls and tool results have no role of their own in the template, so they become text.
-    """
-    system: list[str] = []
-    turns: list[dict] = []
-    for m in messages:
-        if isinstance(m, SystemMessage):
-            system.append(_text(m))
-            continue
-        if isinstance(m, ToolMessage):
-            role, text = "user", f"Tool result ({m.name or 'tool'}):\n{_text(m)}"
-        elif isinstance(m, AIMessage):
-            calls = [{"name": c["name"], "arguments": c["args"]} for c in m.tool_calls]
-            text = _text(m) or (json.dumps({"tool_calls": calls}, ensure_ascii=False) if calls else "")
-            role = "assistant"
-        else:
-            role, text = "user", _text(m)
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"] += "\n\n" + text
-        else:
-            turns.append({"role": role, "content": text})
-    if not turns or turns[0]["role"] != "user":
-        turns.insert(0, {"role": "user", "content": "(conversation continues)"})
-    if system:
-        turns.insert(0, {"role": "system", "content": "\n\n".join(system)})
-    return turns
-
-
-TRANSCRIPT_STOP = ["\nUser:", "\nAssistant:", "\nTool result", "\n\n\n"]
-
-
-def to_transcript(turns: list[dict]) -> str:
-    """Render turns (from ``to_chat_messages``) as text a base model continues after "Assistant:"."""
-    parts = []
-    for turn in turns:
-        if turn["role"] == "system":
-            parts.append(turn["content"].strip() + "\n")
-        else:
-            label = "User" if turn["role"] == "user" else "Assistant"
-            parts.append(f"{label}: {turn['content'].strip()}")
-    return "\n".join(parts) + "\nAssistant:"
-
-
-def tool_call_schema(tools: list[dict], allow_answer: bool, max_calls: int = 1) -> dict:
-    """JSON schema for one turn: a list of calls to the given tools, or (optionally) an answer."""
-    call_variants = [
-        {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "enum": [t["function"]["name"]]},
-                "arguments": t["function"].get("parameters") or {"type": "object", "properties": {}},
-            },
-            "required": ["name", "arguments"],
-        }
-        for t in tools
-    ]
-    calls = {
-        "type": "object",
-        "properties": {"tool_calls": {"type": "array", "items": {"anyOf": call_variants},
-                                      "minItems": 1, "maxItems": max_calls}},
-        "required": ["tool_calls"],
-    }
-    if not allow_answer:
-        return calls
-    answer = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-    return {"anyOf": [calls, answer]}
-
-
-def tool_instructions(tools: list[dict], allow_answer: bool) -> str:
-    lines = ["You can call these tools:"]
-    for t in tools:
-        fn = t["function"]
-        params = json.dumps(fn.get("parameters", {}).get("properties", {}), ensure_ascii=False)
-        lines.append(f"- {fn['name']}: {fn.get('description', '').strip()} Arguments: {params}")
-    lines.append('Reply with JSON only: {"tool_calls": [{"name": ..., "arguments": {...}}]}')
-    if allow_answer:
-        lines.append('If no tool is needed, put your reply to the user in the "answer" field instead.')
-    return "\n".join(lines)
 
 
 class EmbeddedChatModel(BaseChatModel):
@@ -352,7 +265,7 @@ class EmbeddedChatModel(BaseChatModel):
         bound = self.bind(response_format={"type": "json_object", "schema": json_schema})
 
         def parse(message: AIMessage):
-            data = json.loads(_text(message))
+            data = json.loads(message_text(message))
             return schema.model_validate(data) if is_model else data
 
         if not include_raw:

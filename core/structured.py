@@ -237,7 +237,7 @@ def _checked_calls(tools: list[dict]):
 
 def _emulated(model: CompatChatModel, tools: list[dict], tool_choice, parallel: bool) -> Runnable:
     """Tool calls as structured output, for a server that ignores ``tools``."""
-    from core.embedded_llm import tool_call_schema, tool_instructions
+    from core.embedded_prompt import tool_call_schema, tool_instructions
 
     names = [t["function"]["name"] for t in tools]
     if isinstance(tool_choice, str) and tool_choice in names:
