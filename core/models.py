@@ -10,7 +10,7 @@ import httpx
 from langchain_core.language_models import BaseChatModel
 
 from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings
-from core.model_files import EMBEDDED_MODELS, ModelFileError, Progress, embedded_model
+from core.model_files import ALIASES, EMBEDDED_MODELS, ModelFileError, Progress, embedded_model
 
 CHECK_TIMEOUT = 2.5  # seconds; check() must answer within 3
 
@@ -81,6 +81,8 @@ def model_name(settings: Settings, provider: str | None = None, role: str = "mai
     provider = provider or resolve_provider(settings)
     name = (settings.grader_model if role == "grader" and settings.grader_model else "") or settings.model
     if provider == "embedded":
+        if name and settings.provider != "embedded" and name not in EMBEDDED_MODELS and name not in ALIASES:
+            name = ""  # chosen automatically (no key, no Ollama): a model named for another provider does not apply
         try:
             return embedded_model(name or settings.embedded_model or DEFAULT_CHAT_MODELS["embedded"]).name
         except ModelFileError as exc:
