@@ -271,6 +271,14 @@ def _emulated(model: CompatChatModel, tools: list[dict], tool_choice, parallel: 
 class CompatChatModel(ChatOpenAI):
     """ChatOpenAI for an OpenAI-compatible server whose capabilities are negotiated, not assumed."""
 
+    def _get_request_payload(self, input_, *, stop=None, **kwargs) -> dict:
+        payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        # OpenAI renamed max_tokens; llama.cpp's servers and older vLLM ignore the new name and would then
+        # generate until the context is full
+        if "max_completion_tokens" in payload:
+            payload["max_tokens"] = payload.pop("max_completion_tokens")
+        return payload
+
     def bind_tools(self, tools, *, tool_choice=None, parallel_tool_calls: bool | None = None, **kwargs):
         formatted = [convert_to_openai_tool(t) for t in tools]
         if tool_choice in ("any", True):
