@@ -254,8 +254,14 @@ def _emulated(model: CompatChatModel, tools: list[dict], tool_choice, parallel: 
 
     def call(messages, config) -> AIMessage:
         msgs = [HumanMessage(tool_instructions(tools, allow_answer))] + _as_messages(messages)
-        turn = _negotiated(model, ToolTurn, msgs, config).model_dump()
+        # the model call inside carries the notice, so the run's trace (core.trace.UsageCallback) shows it
+        config = {**config, "metadata": {**(config.get("metadata") or {}), "rag_notices": [TOOLS_IGNORED]}}
         notices = {"notices": [TOOLS_IGNORED]}
+        try:
+            turn = _negotiated(model, ToolTurn, msgs, config).model_dump()
+        except (*REFUSALS, OutputParserException, ValueError) as exc:  # cut off or garbled: refused, not an answer
+            return AIMessage("", invalid_tool_calls=[refused_call(str(exc), f"no usable tool call: {_short(exc)}")],
+                             response_metadata=notices)
         answer = turn.get("answer")
         if isinstance(answer, str) and not looks_like_tool_call(answer):
             return AIMessage(answer, response_metadata=notices)

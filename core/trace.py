@@ -70,6 +70,9 @@ class UsageCallback(BaseCallbackHandler):
         node = (metadata or {}).get("langgraph_node", "?")
         with self.lock:
             self.started[run_id] = (node, time.perf_counter())
+            for note in (metadata or {}).get("rag_notices", []):  # e.g. tool calls emulated (core.structured)
+                if (node, note) not in self.notices:
+                    self.notices.append((node, note))
 
     def on_llm_end(self, response, *, run_id, **kwargs) -> None:
         with self.lock:
