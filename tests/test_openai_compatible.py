@@ -109,7 +109,8 @@ def test_doctor_shows_what_the_endpoint_honours(server, sample_data_dir):
 
 @pytest.mark.parametrize("pattern_id", pattern_ids())
 def test_every_pattern_runs_through_the_server_to_a_termination_reason(server, sample_data_dir, pattern_id):
-    settings = _settings(server, sample_data_dir, k=2, max_rewrites=1, max_generations=1, max_iterations=3)
+    settings = _settings(server, sample_data_dir, k=2, max_rewrites=1, max_generations=1, max_iterations=3,
+                         max_tokens=160)  # room for an emulated turn of parallel tool calls
     question = POLICY_QUESTION if pattern_id.startswith("react") else MENU_QUESTION
     options = {"graph_collections": ["restaurant_menu"]} if pattern_id == "graph_rag" else {}
     result = run(pattern_id, question, settings, **options)
