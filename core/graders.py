@@ -22,8 +22,10 @@ from pydantic import BaseModel, Field, create_model
 
 from core.prompts import fence
 from core.prompts import workflow as P
+from core.structured import REFUSALS, structured
 
-PARSE_ERRORS = (OutputParserException, ValueError, KeyError, TypeError)  # ValidationError, JSONDecodeError
+# ValidationError, JSONDecodeError..., and a provider that refused or was cut off: the fallback applies
+PARSE_ERRORS = (OutputParserException, ValueError, KeyError, TypeError, *REFUSALS)
 NO_STREAM = {"tags": ["nostream"]}  # grader output never reaches the chat bubble
 
 T = TypeVar("T", bound=BaseModel)
@@ -108,7 +110,7 @@ def _fallback(fallback: T, exc: Exception) -> Outcome[T]:
 
 def ask(model: BaseChatModel, schema: type[T], system: str, human: str, fallback: T) -> Outcome[T]:
     """One structured verdict, with one retry on a parse failure, then the fallback."""
-    runnable = model.with_structured_output(schema)
+    runnable = structured(model, schema)
     last: Exception | None = None
     for _ in range(2):
         try:
@@ -129,7 +131,7 @@ def ask_many(model: BaseChatModel, schema: type[T], system: str, humans: list[st
     """
     if not humans:
         return []
-    runnable = model.with_structured_output(schema)
+    runnable = structured(model, schema)
     if progress:
         runnable = _counted(runnable, len(humans), progress)
     config = {**NO_STREAM, "max_concurrency": max(1, max_concurrency)}
@@ -169,6 +171,20 @@ def _counted(runnable, total: int, progress: Callable[[int, int], None]):
 
 def _doc(doc: Document) -> str:
     return fence(doc.page_content)
+
+
+def _judge(task: str, question: str | None = None, documents: str = "", answer: str | None = None) -> str:
+    """A grader's message: the data first (question, documents, answer), the check last.
+
+    With one shared system text, calls over the same data share their prompt up to the task, so a
+    local model reuses its cached prefix: several documents against one question, or several checks
+    against one document, pay only for what differs.
+    """
+    parts = [f"Question: {question}"] if question is not None else []
+    parts += [documents] if documents else []
+    parts += [fence(answer, "answer")] if answer is not None else []
+    task = task.replace(P.DATA_NOTE, "").strip()  # the shared system text already says it
+    return "\n\n".join(parts + [f"Task: {task}"])
 
 
 # ---------------------------------------------------------------- graders
@@ -220,14 +236,14 @@ def needs_retrieval(model, question: str) -> Outcome[RetrievalNeed]:
 
 def grade_documents(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[Relevance]]:
     """Relevance yes/no per document, all at once. Fallback: yes (keep, rather than lose evidence)."""
-    humans = [f"Question: {question}\n\n{_doc(d)}" for d in docs]
-    return ask_many(model, Relevance, P.RELEVANCE_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
+    humans = [_judge(P.RELEVANCE_SYSTEM, question, _doc(d)) for d in docs]
+    return ask_many(model, Relevance, P.GRADER_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
 
 
 def crag_grade(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[CragGrade]]:
     """correct / ambiguous / incorrect with confidence per document. Fallback: ambiguous, 0.5."""
-    humans = [f"Question: {question}\n\n{_doc(d)}" for d in docs]
-    return ask_many(model, CragGrade, P.CRAG_SYSTEM, humans, CragGrade(grade="ambiguous", confidence=0.5),
+    humans = [_judge(P.CRAG_SYSTEM, question, _doc(d)) for d in docs]
+    return ask_many(model, CragGrade, P.GRADER_SYSTEM, humans, CragGrade(grade="ambiguous", confidence=0.5),
                     max_concurrency)
 
 
@@ -257,9 +273,9 @@ def grade_strips(model, question: str, strips_per_doc: list[list[str]],
         else:
             outcomes[i] = Outcome(StripVerdicts(verdicts=[]))
     for n, indexes in by_size.items():  # one schema per strip count; usually one or two sizes
-        humans = [f"Question: {question}\n\n" + "\n".join(
-            f"{j}. {fence(s, inline=True)}" for j, s in enumerate(strips_per_doc[i], 1)) for i in indexes]
-        results = ask_many(model, _strip_schema(n), P.STRIP_SYSTEM, humans,
+        humans = [_judge(P.STRIP_SYSTEM, question, "\n".join(
+            f"{j}. {fence(s, inline=True)}" for j, s in enumerate(strips_per_doc[i], 1))) for i in indexes]
+        results = ask_many(model, _strip_schema(n), P.GRADER_SYSTEM, humans,
                            StripVerdicts(verdicts=["yes"] * n), max_concurrency)
         for i, outcome in zip(indexes, results):
             outcomes[i] = outcome
@@ -268,14 +284,14 @@ def grade_strips(model, question: str, strips_per_doc: list[list[str]],
 
 def grade_grounded(model, docs: list[Document], answer: str) -> Outcome[Grounded]:
     """Is every fact in the answer in the documents? Fallback: no (do not accept unverified text)."""
-    human = "\n\n".join(_doc(d) for d in docs) + "\n\n" + fence(answer, "answer")
-    return ask(model, Grounded, P.HALLUCINATION_SYSTEM, human, Grounded(grounded="no"))
+    human = _judge(P.HALLUCINATION_SYSTEM, documents="\n\n".join(_doc(d) for d in docs), answer=answer)
+    return ask(model, Grounded, P.GRADER_SYSTEM, human, Grounded(grounded="no"))
 
 
 def grade_usefulness(model, question: str, answer: str) -> Outcome[Usefulness]:
     """useful yes/no and a 1-5 score. Fallback: no, 3 (regenerate, do not accept)."""
-    human = f"Question: {question}\n\n" + fence(answer, "answer")
-    return ask(model, Usefulness, P.USEFULNESS_SYSTEM, human, Usefulness(useful="no", score=3))
+    human = _judge(P.USEFULNESS_SYSTEM, question, answer=answer)
+    return ask(model, Usefulness, P.GRADER_SYSTEM, human, Usefulness(useful="no", score=3))
 
 
 def rewrite_question(model, question: str, for_web: bool = False) -> Outcome[Rewrite]:

@@ -170,9 +170,14 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
             status, result = "waiting", {**result, **earlier}
         elif status == "cancelled":
             result.update(_failure("cancelled", CANCELLED_MESSAGE), error=None, trace=seen)
+        notices = usage.notice_events()  # model-adapter notices (cut off, tools emulated): in the trace, said once
+        if notices:
+            result["trace"] = list(result.get("trace") or []) + notices
         result.update(_totals(merge_usage(earlier.get("usage", {}), usage.per_node), path, started))
         result = redact_all(result, settings)
         _close(registry, run_id, status, result)
+    for item in notices:
+        yield {"type": "trace", "event": redact_all(item, settings)}
     if result.get("interrupted"):
         yield {"type": "interrupt", "payload": result["interrupt"], "thread_id": thread_id}
     if status == "failed":

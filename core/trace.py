@@ -67,11 +67,15 @@ class UsageCallback(BaseCallbackHandler):
         self.lock = threading.Lock()
         self.started: dict[Any, tuple[str, float]] = {}
         self.per_node: dict[str, dict] = {}
+        self.notices: list[tuple[str, str]] = []  # (node, what the model adapter reported), once each
 
     def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs) -> None:
         node = (metadata or {}).get("langgraph_node", "?")
         with self.lock:
             self.started[run_id] = (node, time.perf_counter())
+            for note in (metadata or {}).get("rag_notices", []):  # e.g. tool calls emulated (core.structured)
+                if (node, note) not in self.notices:
+                    self.notices.append((node, note))
 
     def on_llm_end(self, response, *, run_id, **kwargs) -> None:
         with self.lock:
@@ -80,6 +84,13 @@ class UsageCallback(BaseCallbackHandler):
             stats["llm_calls"] += 1
             stats["ms"] += int((time.perf_counter() - start) * 1000)
             stats["tokens"] += _tokens(response)
+            for note in _notices(response):
+                if (node, note) not in self.notices:
+                    self.notices.append((node, note))
+
+    def notice_events(self) -> list[dict]:
+        """Trace events for what the model adapters reported: a reply cut off, tool calls emulated..."""
+        return [event(node, "info", grader="model", target="model", reason=note) for node, note in self.notices]
 
     def on_llm_error(self, error, *, run_id, **kwargs) -> None:
         with self.lock:
@@ -96,6 +107,17 @@ def _tokens(response) -> int:
         usage = response.llm_output.get("token_usage") or {}
         total = int(usage.get("total_tokens", 0))
     return total
+
+
+def _notices(response) -> list[str]:
+    out = []
+    for gens in response.generations:
+        for gen in gens:
+            meta = getattr(getattr(gen, "message", None), "response_metadata", None) or {}
+            out += [str(n) for n in meta.get("notices", [])]
+            if meta.get("finish_reason") == "length" or meta.get("done_reason") == "length":
+                out.append("a reply was cut off by the token limit (finish reason: length): raise max tokens")
+    return out
 
 
 def merge_usage(*usages: dict) -> dict:

@@ -11,6 +11,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # No real key may leak into a test run, and no test may reach a provider by accident.
 for _name in ("OPENAI_API_KEY", "TAVILY_API_KEY", "RAG_PROVIDER", "RAG_MODEL"):
     os.environ.pop(_name, None)
+# The suite runs the real embedded model as the fast Gemma 3 270M (subprocesses inherit this); the
+# tests of the default, Qwen2.5-Coder 1.5B (about ten times slower), name it explicitly.
+os.environ["RAG_EMBEDDED_MODEL"] = "gemma-3-270m"
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ def _grader(*verdicts, rewrites=("트러플 파스타 메뉴 가격",)):
     verdicts, rewrites = list(verdicts), list(rewrites)
 
     def respond(messages):
-        system = messages[0].content
+        system = messages[0].content + messages[-1].content  # graders name their check at the end
         if "semantic search" in system:
             return {"question": rewrites.pop(0) if len(rewrites) > 1 else rewrites[0]}
         if "relevant" in system:
@@ -167,7 +167,7 @@ def test_an_adversarial_model_stays_within_the_documented_bound(sample_settings,
 
     def grader_reply(messages):
         state["n"] += 1
-        if "relevant" in messages[0].content:
+        if "relevant" in messages[0].content + messages[-1].content:
             return "{not json" if relevant == "yes" and state["n"] % 2 else {"relevant": relevant}
         return "{not json"
 

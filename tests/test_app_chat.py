@@ -102,11 +102,12 @@ def test_settings_persist_across_reruns_page_switches_and_provider_changes(app_d
     at.sidebar.selectbox(key="sb_provider").set_value("embedded").run()
     at.switch_page(BASIC).run()
     assert at.sidebar.slider(key="sb_k").value == 5
+    at.sidebar.slider(key="sb_embedded_k").set_value(4).run()  # the built-in model reads at most 4 of the 5
     scripted.replies = [ANSWER]
     at.chat_input[0].set_value("스테이크 가격?").run()
     assert_clean(at)
     trace = at.chat_message[1].dataframe[0].value
-    assert list(trace[trace["node"] == "retrieve"]["verdict"]) == ["5 documents"]  # k = 5 reached the retriever
+    assert list(trace[trace["node"] == "retrieve"]["verdict"]) == ["4 documents"]  # the built-in model's cap of 4
     at.sidebar.selectbox(key="sb_provider").set_value("openai-compatible").run()
     assert at.sidebar.text_input(key="sb_model_openai-compatible").value == "qwen2.5-7b-instruct"
 
@@ -160,10 +161,10 @@ def test_a_refused_question_is_kept_for_editing(app_data, scripted):
 
 def test_the_ui_speaks_korean_and_says_the_default_is_a_demo_model(app_data, scripted):
     at = open_page(BASIC)
-    assert "Gemma 3 270M" in at.sidebar.info[0].value and "OPENAI_API_KEY" in at.sidebar.info[0].value
+    assert "`gemma-3-270m`" in at.sidebar.info[0].value and "OPENAI_API_KEY" in at.sidebar.info[0].value
     at.sidebar.button_group(key="sb_lang").set_value("ko").run()
     assert at.chat_input[0].placeholder == "질문을 입력하세요"
-    assert "데모 모델" in at.sidebar.info[0].value
+    assert "내장 모델" in at.sidebar.info[0].value
     scripted.replies = [ANSWER]
     at.chat_input[0].set_value("스테이크 메뉴의 가격은 얼마인가요?").run()
     assert_clean(at)

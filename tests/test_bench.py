@@ -2,7 +2,7 @@
 
 import threading
 
-from core import bench
+from benchmarks import overhead as bench
 
 
 def test_critical_calls_counts_groups_of_overlapping_calls():

@@ -48,7 +48,7 @@ def test_doctor_and_ingest_report_per_file_errors(tmp_path):
     assert "bad.pdf: cannot read this PDF" in proc.stdout
     doctor = _cli("doctor", data_dir=tmp_path / "d")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    assert "embedded (gemma-3-270m-q4_k_m): ok" in doctor.stdout
+    assert "embedded (gemma-3-270m): ok" in doctor.stdout
     assert "collection     : notes: 1 chunks" in doctor.stdout
 
 

@@ -9,7 +9,7 @@ from ui.graph_view import graph_diagram
 from ui.i18n import t
 from ui.pages import COMPARE_PAGE, EVALUATION_PAGE, KNOWLEDGE_PAGE, REVIEW_PAGE, page_for
 from ui.sidebar import sidebar
-from ui.state import provider_status
+from ui.state import embedded_notice, provider_status
 
 
 def home_page() -> None:
@@ -20,7 +20,7 @@ def home_page() -> None:
     status = provider_status(settings)
     (st.success if status.ok else st.error)(f"**{t('home_model')}:** {status.line()}")
     if settings.provider == "embedded":
-        st.info(t("embedded_notice"), icon="ℹ️")
+        st.info(embedded_notice(settings), icon="ℹ️")
     links = st.columns(4)
     links[0].page_link(REVIEW_PAGE, label=t("review_title"), icon="⏸️")
     links[1].page_link(KNOWLEDGE_PAGE, label=t("kb_title"), icon="📚")

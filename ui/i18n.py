@@ -54,14 +54,25 @@ STRINGS = {
     "web_off": ("unavailable: set TAVILY_API_KEY", "사용 불가: TAVILY_API_KEY를 설정하세요"),
     "test_connection": ("Test connection", "연결 테스트"),
     "embedded_notice": (
-        "**Demo model.** The built-in model is Gemma 3 270M, a tiny 270M-parameter model running on this "
-        "machine: its verdicts are often wrong and its answers weak. For real quality choose **openai** "
-        "(set `OPENAI_API_KEY`), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) or "
+        "**Built-in model.** `{model}` runs offline on this machine's CPU. {about} For real quality choose "
+        "**openai** (set `OPENAI_API_KEY`), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) or "
         "**openai-compatible** (LM Studio, llama.cpp server, vLLM at a base URL) above.",
-        "**데모 모델입니다.** 내장 모델은 이 컴퓨터에서 실행되는 2억 7천만(270M) 파라미터의 아주 작은 Gemma 3 270M "
-        "모델이라 판정이 자주 틀리고 답변 품질이 낮습니다. 제대로 된 품질을 원하면 위에서 **openai** "
-        "(`OPENAI_API_KEY` 설정), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) 또는 "
-        "**openai-compatible** (LM Studio, llama.cpp server, vLLM의 기본 URL)을 선택하세요."),
+        "**내장 모델입니다.** `{model}` 모델이 이 컴퓨터의 CPU에서 오프라인으로 실행됩니다. {about} 제대로 된 품질을 "
+        "원하면 위에서 **openai** (`OPENAI_API_KEY` 설정), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) "
+        "또는 **openai-compatible** (LM Studio, llama.cpp server, vLLM의 기본 URL)을 선택하세요."),
+    "about_qwen": ("A 1.5B instruction-tuned model: it follows the patterns, but slowly on a small CPU and "
+                   "with simple answers.",
+                   "15억 파라미터의 지시 학습 모델이라 패턴을 따르지만, 작은 CPU에서는 느리고 답변이 단순합니다."),
+    "about_gemma": ("A tiny 270M base model: fast, but its verdicts are often wrong and its answers weak; "
+                    "use it to watch the mechanics quickly.",
+                    "2억 7천만 파라미터의 아주 작은 기본 모델이라 빠르지만 판정이 자주 틀리고 답변 품질이 낮습니다. "
+                    "동작 과정을 빠르게 살펴볼 때 쓰세요."),
+    "embedded_k": ("Documents the built-in model reads (at most)", "내장 모델이 읽는 문서 수 (최대)"),
+    "embedded_doc_chars": ("Characters of each document it reads", "문서마다 읽는 글자 수"),
+    "caps_help": ("Prompt reading dominates on a small CPU: fewer, shorter documents answer sooner.",
+                  "작은 CPU에서는 프롬프트를 읽는 시간이 대부분이라 문서를 적고 짧게 주면 더 빨리 답합니다."),
+    "preparing_model": ("Preparing the built-in model (once)", "내장 모델 준비 중 (한 번만)"),
+    "model_failed": ("The built-in model cannot be prepared: {error}", "내장 모델을 준비할 수 없습니다: {error}"),
     "threads": ("Conversations", "대화"),
     "new_chat": ("New chat", "새 대화"),
     "no_threads": ("No conversations yet.", "아직 대화가 없습니다."),

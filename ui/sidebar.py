@@ -7,8 +7,8 @@ import time
 import streamlit as st
 
 from core.checkpoint import get_checkpointer
-from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings
-from core.models import check
+from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings, load_settings
+from core.models import check, list_models, model_name
 from core.patterns import get_pattern
 from core.render import safe_markdown
 from core.secrets import PROVIDER_KEY_FIELDS
@@ -16,7 +16,7 @@ from core.threads import get_registry
 from ui.access import require_access
 from ui.i18n import LANGUAGES, t
 from ui.pages import pattern_variants
-from ui.state import bound, current_settings, current_thread, models_for, prefs, set_thread
+from ui.state import bound, current_settings, current_thread, embedded_notice, models_for, prefs, set_thread
 
 STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️", "cancelled": "⏹️", "interrupted": "⏹️"}
 URL_FIELDS = {"openai": "openai_base_url", "ollama": "ollama_host", "openai-compatible": "compat_base_url"}
@@ -42,10 +42,10 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
         web = t("web_ok") if settings.tavily_api_key else t("web_off")
         st.caption(f"{t('web_search')}: {web}")
         if st.button(t("test_connection"), key="sb_test", width="stretch"):
-            status = check(settings)
-            (st.success if status.ok else st.error)(status.line())
+            status = check(settings, negotiate=True)  # also what the endpoint honours (structured output, tools)
+            (st.success if status.ok else st.error)("  \n".join([status.line(), *status.notes]))
         if notice and settings.provider == "embedded":
-            st.info(t("embedded_notice"), icon="ℹ️")
+            st.info(embedded_notice(settings), icon="ℹ️")
         if pattern_id:
             _threads(pattern_id, settings)
     return settings, options
@@ -58,7 +58,9 @@ def _model_settings(p: dict) -> None:
     models.setdefault(provider, "")
     default = DEFAULT_CHAT_MODELS[provider]
     if provider == "embedded":
-        st.caption(f"{t('model')}: `{default}`")
+        models[provider] = models[provider] or model_name(load_settings(provider="embedded"), "embedded")
+        bound(st.selectbox, provider, t("model"), store=models, key="sb_model_embedded",
+              options=list_models(current_settings(), "embedded"))
     else:
         models[provider] = models[provider] or default
         listed = models_for(current_settings())
@@ -78,6 +80,10 @@ def _model_settings(p: dict) -> None:
         bound(st.number_input, "max_rewrites", t("max_rewrites"), min_value=0, max_value=10)
         bound(st.number_input, "max_generations", t("max_generations"), min_value=0, max_value=10)
         bound(st.number_input, "max_iterations", t("max_iterations"), min_value=1, max_value=20)
+        if provider == "embedded":
+            bound(st.slider, "embedded_k", t("embedded_k"), min_value=1, max_value=10, help=t("caps_help"))
+            bound(st.number_input, "embedded_doc_chars", t("embedded_doc_chars"), min_value=100, max_value=4000,
+                  step=100, help=t("caps_help"))
 
 
 def _endpoint_fields(provider: str) -> None:

@@ -20,7 +20,7 @@ from ui.i18n import default_language, t
 
 SETTING_KEYS = ("provider", "temperature", "max_tokens", "grader_model", "k", "max_rewrites", "max_generations",
                 "max_iterations", "ollama_host", "compat_base_url", "openai_base_url", "embedding_provider",
-                "embedding_model")
+                "embedding_model", "embedded_k", "embedded_doc_chars")
 SECRET_KEYS = tuple(PROVIDER_KEY_FIELDS.values())  # typed in the sidebar; memory only
 
 
@@ -162,4 +162,38 @@ def ensure_samples(settings: Settings) -> bool:
             return False
         bar.empty()
         done.add(key)
+    return ensure_model(settings)
+
+
+def ensure_model(settings: Settings) -> bool:
+    """Assemble the built-in model's file on first use (1.1 GB, once per machine) with a progress bar."""
+    from core.models import model_name, prepare_model
+
+    if settings.provider != "embedded":
+        return True
+    key = ("model", model_name(settings, "embedded"), str(settings.model_cache_path))
+    done, lock = _indexed()
+    if key in done:
+        return True
+    with lock:
+        if key in done:
+            return True
+        bar = st.progress(0.0, text=t("preparing_model"))
+        try:
+            prepare_model(settings, lambda n, total: bar.progress(
+                min(n / max(total, 1), 1.0), text=f"{t('preparing_model')} {n // 2**20:,} / {total // 2**20:,} MiB"))
+        except Exception as exc:  # a missing part must not take the page down
+            bar.empty()
+            st.error(t("model_failed", error=exc))
+            return False
+        bar.empty()
+        done.add(key)
     return True
+
+
+def embedded_notice(settings: Settings) -> str:
+    """The notice about the built-in model that is in use."""
+    from core.models import model_name
+
+    name = model_name(settings, "embedded")
+    return t("embedded_notice", model=name, about=t("about_gemma" if name.startswith("gemma") else "about_qwen"))

@@ -38,6 +38,10 @@ Answer in the language of the question.
 RETRIEVAL_NEED_SYSTEM = """Decide whether answering the question needs looking up the document \
 collections or the web (yes), or can be answered directly, like a greeting or small talk (no)."""
 
+GRADER_SYSTEM = f"""You check retrieved documents and answers for a question-answering assistant. Read the \
+question, documents and answer given, then do the task written at the end, and reply with the verdict only. \
+{DATA_NOTE}"""
+
 RELEVANCE_SYSTEM = f"""Judge whether the document contains information relevant to the question. \
 Answer yes if it mentions the subject of the question or facts that help answer it, otherwise no. \
 {DATA_NOTE}"""
