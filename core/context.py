@@ -31,15 +31,6 @@ class RunContext:
         docs = self.kb.search(collection, query, k or self.settings.k)
         return [_capped(d, self.doc_chars) for d in docs] if self.doc_chars else docs
 
-
-def _capped(doc, chars: int):
-    """The document cut to ``chars`` at a word boundary (sources then show what the model read)."""
-    text = doc.page_content
-    if len(text) <= chars:
-        return doc
-    cut = text[:chars].rsplit(None, 1)[0] if " " in text[:chars] else text[:chars]
-    return doc.model_copy(update={"page_content": cut + " …", "metadata": {**doc.metadata, "full_chars": len(text)}})
-
     def search(self, collections: list[str], query: str, k: int | None = None) -> tuple[list, list[tuple[str, str]]]:
         """Top-k over several collections merged by score, and (collection, reason) for each that failed."""
         found, problems = [], []
@@ -50,6 +41,15 @@ def _capped(doc, chars: int):
                 problems.append((name, str(exc)))
         found.sort(key=lambda d: d.metadata.get("score", 0.0), reverse=True)
         return found[: k or self.settings.k], problems
+
+
+def _capped(doc, chars: int):
+    """The document cut to ``chars`` at a word boundary (sources then show what the model read)."""
+    text = doc.page_content
+    if len(text) <= chars:
+        return doc
+    cut = text[:chars].rsplit(None, 1)[0] if " " in text[:chars] else text[:chars]
+    return doc.model_copy(update={"page_content": cut + " …", "metadata": {**doc.metadata, "full_chars": len(text)}})
 
 
 def make_context(settings: Settings, llm: BaseChatModel | None = None, grader: BaseChatModel | None = None,
