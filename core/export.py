@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from core.config import SECRET_FIELDS, Settings
+from core.outcome import summary as outcome_summary
 
 RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
                  "termination_message", "error", "interrupted", "sources", "trace", "path", "usage",
@@ -21,6 +22,8 @@ TRACE_COLUMNS = ("node", "kind", "grader", "target", "verdict", "score", "reason
 def export_record(result: dict, settings: Settings | None = None) -> dict:
     """The exportable part of a run result; any secret value that slipped into text is masked."""
     record = {key: result.get(key) for key in RESULT_FIELDS if key in result}
+    if "termination_reason" in result:  # what the run can claim: what was checked, citations, cut-off
+        record["outcome"] = outcome_summary(result)
     return _with_settings(record, settings)
 
 
@@ -81,6 +84,8 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
     out += [f"{h} Answer", "", rec.get("answer") or "_(no answer)_", ""]
     if rec.get("error"):
         out += [f"**Error:** {rec['error']}", ""]
+    if rec.get("outcome"):
+        out += [f"**Outcome:** {_outcome_line(rec['outcome'])}", ""]
     out += [f"**Stopped:** `{rec.get('termination_reason') or '-'}` {rec.get('termination_message') or ''}".rstrip(),
             "", f"Path: {' → '.join(rec.get('path') or [])}",
             f"Model: {rec.get('provider', '?')} / {rec.get('model', '?')} · {rec.get('llm_calls', 0)} LLM calls · "
@@ -99,6 +104,18 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
         out += [f"{h} Usage per node", ""] + _table(("node", "llm_calls", "tokens", "ms"), [
             (node, s.get("llm_calls"), s.get("tokens"), s.get("ms")) for node, s in rec["usage"].items()]) + [""]
     return out
+
+
+def _outcome_line(outcome: dict) -> str:
+    parts = [outcome.get("label") or outcome.get("status", "")]
+    citations = outcome.get("citations") or {}
+    if citations.get("unknown"):
+        parts.append(f"citations with no listed source: {', '.join(citations['unknown'])}")
+    elif citations.get("status") == "none" and citations.get("listed"):
+        parts.append("no citations")
+    if outcome.get("truncated"):
+        parts.append("cut off at the token limit")
+    return "; ".join(parts)
 
 
 # ---------------------------------------------------------------- a comparison of patterns

@@ -22,10 +22,11 @@ from ui.graph_view import graph_diagram
 from ui.i18n import t, termination_label
 from ui.live import describe, progress_label
 from ui.pages import page_for, pattern_title
+from ui.result_view import answer_checks
 from ui.sidebar import sidebar
 from ui.sources import sources_panel
 from ui.state import bound, ensure_samples
-from ui.trace_panel import termination_badge, trace_panel
+from ui.trace_panel import trace_panel
 
 PER_ROW = 3  # columns per row: wider columns keep each trace table readable
 _HEADING = re.compile(r"^#{1,4}(?=\s)", re.MULTILINE)
@@ -204,7 +205,7 @@ def _result_column(pattern_id: str, result: dict, running: bool = False) -> None
         st.error(result["error"], icon="⚠️")
     else:
         st.markdown(column_markdown(result.get("answer") or result.get("termination_message") or ""))
-    termination_badge(result)
+    answer_checks(result)
     st.caption(run_figures(result))
     page = page_for(pattern_id)
     if page and result.get("thread_id"):  # follow up on this answer: the thread becomes a chat

@@ -10,20 +10,23 @@ from collections.abc import Iterator
 
 import streamlit as st
 
-from ui.i18n import STRINGS, t, termination_label
+from core.outcome import outcome
+from ui.i18n import STRINGS, outcome_text, t
+from ui.trace_panel import cell
 
 
 def describe(event: dict) -> str:
-    """One line for a trace event: node, what was decided, about what, and why."""
-    parts = [f"**{event.get('node', '?')}**", event.get("kind", "")]
+    """One line for a trace event, worded like the trace table: node, what was decided, about what, and why."""
+    parts = [f"**{event.get('node', '?')}**", cell(event, "kind")]
     if event.get("grader"):
         parts.append(f"`{event['grader']}`")
-    decided = " ".join(str(event[k]) for k in ("target", "verdict") if event.get(k) not in (None, ""))
+    decided = " ".join(text for k in ("target", "verdict") if (text := cell(event, k)))
+    score = cell(event, "score")
     if decided:
-        parts.append(decided if event.get("score") is None else f"{decided} ({event['score']})")
+        parts.append(f"{decided} ({score})" if score and score not in decided else decided)
     line = " · ".join(parts)
     if event.get("reason"):
-        line += f" — {str(event['reason'])[:160]}"
+        line += f" — {cell(event, 'reason')[:160]}"
     return line
 
 
@@ -96,6 +99,5 @@ def run_live(events: Iterator[dict], on_start=None) -> dict | None:
     elif result.get("interrupted"):
         status.update(label=t("run_paused"), state="complete", expanded=True)
     else:
-        status.update(label=t("run_done", reason=termination_label(result.get("termination_reason", ""))),
-                      state="complete", expanded=False)
+        status.update(label=t("run_done", reason=outcome_text(outcome(result))), state="complete", expanded=False)
     return final
