@@ -114,7 +114,7 @@ def _start(settings: Settings, state: dict) -> None:
     categories = sorted({item["category"] for item in items})
     st.subheader(t("eval_start"))
     st.caption(t("eval_start_help"))
-    with st.form("eval_form"):
+    with st.form("eval_form", enter_to_submit=False):  # only the button starts a run (Enter in N did too)
         patterns = st.multiselect(t("patterns"), pattern_ids(), default=pattern_ids()[:1], format_func=pattern_title,
                                   key="eval_patterns")
         left, right = st.columns(2)

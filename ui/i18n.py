@@ -65,8 +65,8 @@ STRINGS = {
     "run_paused": ("Paused for review", "검토를 위해 일시 정지됨"),
     "run_failed": ("Stopped by an error", "오류로 중단됨"),
     "try_again": ("Try again", "다시 시도"),
-    "draft_kept": ("Your question was not sent; it is kept here, edit it and send again.",
-                   "질문이 전송되지 않았습니다. 여기 보관했으니 고쳐서 다시 보내세요."),
+    "draft_kept": ("Your question was not sent: it is back in the box below; edit it and send again.",
+                   "질문이 전송되지 않았습니다. 아래 입력란에 다시 넣어 두었으니 고쳐서 다시 보내세요."),
     "send": ("Send", "보내기"),
     "sources": ("Sources", "출처"),
     "no_sources": ("No documents were cited in this run.", "이 실행에서 인용된 문서가 없습니다."),
@@ -226,10 +226,10 @@ STRINGS = {
     "col_score": ("score", "점수"),
     "col_reason": ("reason", "이유"),
     # compare: the slow patterns
-    "slow_patterns": ("Pre-selected: the fast patterns. Slow on this model, add them if you want: {slow}.",
-                      "빠른 패턴만 미리 골랐습니다. 이 모델에서 느린 패턴은 원하면 추가하세요: {slow}."),
+    "slow_patterns": ("Pre-selected: the fast patterns. Slow ones (minutes on the built-in model), add them if you "
+                      "want: {slow}.",
+                      "빠른 패턴만 미리 골랐습니다. 느린 패턴(내장 모델에서 몇 분)은 원하면 추가하세요: {slow}."),
     "slow_calls": ("up to {n} LLM calls", "LLM 호출 최대 {n}회"),
-    "slow_graph": ("builds its knowledge graph on first use (minutes)", "처음 쓸 때 지식 그래프를 만듭니다 (몇 분)"),
 }
 
 KINDS_KO = {"route": "경로", "verdict": "판정", "retry": "재시도", "rewrite": "재작성", "tool": "도구",

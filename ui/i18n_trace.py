@@ -50,6 +50,7 @@ EXACT = {
     "no relevant documents": "관련 문서가 없습니다",
     "answered directly: no retrieval needed": "검색 없이 바로 답했습니다",
     "answer accepted: grounded and useful (5/5)": "답변 승인: 근거가 있고 유용함 (5/5)",
+    "The question is empty: type a question first.": "질문이 비어 있습니다. 먼저 질문을 입력하세요.",
     "stopped: the graph hit its recursion limit (a loop did not end)":
         "중단: 그래프가 재귀 한도에 도달했습니다 (반복이 끝나지 않음)",
 }
@@ -84,6 +85,8 @@ TEMPLATES = (
     ("gave up after {n} of {limit} rewrite(s): no relevant documents",
      "재작성 {limit}회 중 {n}회 후 포기: 관련 문서가 없습니다"),
     ("{n} of {limit} rewrite(s) and {g} of {glimit} regeneration(s)", "재작성 {limit}회 중 {n}회, 재생성 {glimit}회 중 {g}회"),
+    ("The question is {n} characters long; the limit is {limit}. Shorten it or put the long text into the knowledge base "
+     "instead.", "질문이 {n}자로 한도 {limit}자를 넘습니다. 줄이거나 긴 글은 지식 베이스에 넣으세요."),
     # decisions
     ("router output unusable ({error}); falling back to a direct answer",
      "라우터 출력을 쓸 수 없어({error}) 바로 답변으로 대신합니다"),

@@ -12,6 +12,7 @@ from core.models import check
 from core.patterns import get_pattern
 from core.threads import get_registry
 from ui.i18n import LANGUAGES, t
+from ui.nav import nav_links
 from ui.pages import pattern_variants
 from ui.state import bound, current_settings, current_thread, models_for, prefs, set_thread
 
@@ -28,6 +29,7 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
     """
     p = prefs()
     with st.sidebar:
+        nav_links()
         bound(st.segmented_control, "lang", t("language"), options=list(LANGUAGES), format_func=LANGUAGES.get,
               required=True)
         with st.expander(t("settings"), expanded=True):
