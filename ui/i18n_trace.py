@@ -135,6 +135,7 @@ TEMPLATES = (
     ("web search failed: {error}", "웹 검색 실패: {error}"),
     ("web search could not start: {error}", "웹 검색을 시작하지 못했습니다: {error}"),
     ("unexpected answer of type {kind}", "예상하지 못한 응답 형식: {kind}"),
+    ("answered from {what}", "다음으로 답했습니다: {what}"),  # last: the specific "answered from ..." come first
 )
 
 
