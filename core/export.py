@@ -9,6 +9,7 @@ import json
 
 from core.config import SECRET_FIELDS, Settings
 from core.outcome import summary as outcome_summary
+from core.trace import target_text
 
 RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
                  "termination_message", "error", "interrupted", "sources", "trace", "path", "usage",
@@ -98,8 +99,9 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
             out += [f"[{src.get('n')}] {src.get('title') or src.get('source')} ({where}){score}", "",
                     "> " + _cell(src.get("text"))[:600], ""]
     if rec.get("trace"):
-        out += [f"{h} Trace", ""] + _table(TRACE_COLUMNS, [tuple(e.get(c) for c in TRACE_COLUMNS)
-                                                          for e in rec["trace"]]) + [""]
+        out += [f"{h} Trace", ""] + _table(TRACE_COLUMNS, [
+            tuple(target_text(e.get(c)) if c == "target" else e.get(c) for c in TRACE_COLUMNS)  # "menu.md · chunk 3"
+            for e in rec["trace"]]) + [""]
     if rec.get("usage"):
         out += [f"{h} Usage per node", ""] + _table(("node", "llm_calls", "tokens", "ms"), [
             (node, s.get("llm_calls"), s.get("tokens"), s.get("ms")) for node, s in rec["usage"].items()]) + [""]

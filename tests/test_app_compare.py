@@ -10,7 +10,7 @@ from core.config import load_settings
 from core.patterns import pattern_ids
 from core.threads import get_registry
 from ui.compare_page import column_markdown
-from ui.pages import page_for
+from ui.pages import page_for, slow_patterns
 
 COMPARE = "pages/10_Compare.py"
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
@@ -32,7 +32,7 @@ def columns_shown(at) -> dict[str, object]:
 def test_patterns_run_side_by_side_with_metrics_chart_exports_and_can_be_reopened(app_data, scripted):
     scripted.responder = happy_script()
     at = open_page(COMPARE)
-    assert at.multiselect(key="cmp_patterns").value == pattern_ids()  # all by default
+    assert at.multiselect(key="cmp_patterns").value == [p for p in pattern_ids() if p not in slow_patterns(load_settings())]
     compare(at, QUESTION, PATTERNS)
     assert_clean(at)
     shown = columns_shown(at)
