@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from app_support import HAPPY_ANSWER as ANSWER  # noqa: F401
-from app_support import assert_clean, button, charts, happy_script, mermaid, open_page, texts
+from app_support import app_data, assert_clean, button, charts, happy_script, mermaid, open_page, scripted, texts  # noqa: F401
 
 from core.compare import list_comparisons
 from core.config import load_settings
@@ -44,6 +44,9 @@ def test_patterns_run_side_by_side_with_metrics_chart_exports_and_can_be_reopene
         assert column.expander[0].label.startswith("[1] ")  # citations
         assert list(column.dataframe[0].value.columns)[:3] == ["node", "kind", "grader"]  # verdict table
     assert "Stopped: answer accepted" in texts(shown["#### Self-RAG"])
+    # the badge claims what was checked: Self-RAG graded its answer, Basic RAG did not
+    assert ":green-badge[✅ answered — grounded]" in texts(shown["#### Self-RAG"])
+    assert ":gray-badge[ℹ️ answered — grounding not checked]" in texts(shown["#### Basic RAG"])
     diagrams = mermaid(at)
     assert len(diagrams) == 3 and all(" visited" in d for d in diagrams)  # each path highlighted
     assert "class __start__,contextualize,retrieve,generate,__end__ visited" in diagrams[0]
@@ -67,7 +70,7 @@ def test_patterns_run_side_by_side_with_metrics_chart_exports_and_can_be_reopene
     threads = get_registry(app_data).list()
     assert sorted(t["pattern"] for t in threads) == sorted(PATTERNS)  # one thread per pattern
     assert {t["origin"] for t in threads} == {"compare"}  # kept out of the chat sidebars
-    links = {Path(link.proto.page).name: link.proto.query_string for link in at.get("page_link")}
+    links = {Path(link.proto.page).name: link.proto.query_string for link in at.main.get("page_link")}
     # the chat page of each pattern (its URL is the file name without the ordering number), on its thread
     assert links == {Path(page_for(t["pattern"])).stem.split("_", 1)[1]: f"thread={t['thread_id']}" for t in threads}
 
