@@ -56,6 +56,7 @@ class Walk:
         """Send a question; return the text of the last assistant message once its tabs are drawn."""
         before = self.page.locator(ANSWERED).count()
         box = self.page.locator("[data-testid=stChatInput] textarea")
+        box.wait_for(timeout=RUN_MS)  # on a fresh data directory the samples are indexed first
         box.fill(question)
         box.press("Enter")
         deadline = time.monotonic() + RUN_MS / 1000
@@ -75,7 +76,7 @@ def home(w: Walk) -> None:
     w.open("")
     w.page.get_by_role("heading", name=KO["app_title"]).first.wait_for(timeout=RUN_MS)
     links = w.page.locator("[data-testid=stSidebar] [data-testid=stPageLink]")
-    labels = [t.strip() for t in links.all_inner_texts()]
+    labels = [" ".join(t.split()) for t in links.all_inner_texts()]
     w.check("sidebar links start with Home, grouped", bool(labels) and labels[0].endswith(KO["home"]), " | ".join(labels))
     w.check("no automatic page list ('streamlit app')", w.page.locator("[data-testid=stSidebarNav]").count() == 0)
     notice = w.page.get_by_text(KO["embedded_notice"].split("**")[1]).first.locator("xpath=..").inner_text()
@@ -102,6 +103,7 @@ def basic(w: Walk) -> str:
 def blank(w: Walk) -> None:
     w.open("Basic_RAG")
     box = w.page.locator("[data-testid=stChatInput] textarea")
+    box.wait_for(timeout=RUN_MS)
     box.fill("   ")
     box.press("Enter")
     w.page.wait_for_timeout(3000)
