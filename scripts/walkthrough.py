@@ -31,7 +31,7 @@ from ui.i18n_trace import OUTCOMES_KO as KO_OUTCOME  # noqa: E402
 
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
 ANSWERED = "[data-testid=stChatMessage] [data-testid=stTab]"
-RUN_MS = 600_000  # one run on the embedded model, indexing included
+RUN_MS = 1_200_000  # one run on the embedded model (Self-RAG: dozens of calls), indexing included
 
 
 class Walk:
@@ -107,10 +107,12 @@ def blank(w: Walk) -> None:
     box.fill("   ")
     box.press("Enter")
     w.page.wait_for_timeout(3000)
-    inputs = w.page.locator("[data-testid=stMain] textarea").count()
+    inputs = w.page.locator("textarea").count()  # the chat input is the page's only text box
     sends = w.page.get_by_role("button", name=KO["send"]).count()
+    said = w.page.get_by_text("질문이 비어 있습니다").count()
     w.check("a blank question leaves one input and no second Send box", inputs == 1 and sends == 0,
-            f"{inputs} text box(es), {sends} send button(s)")
+            f"{inputs} text box(es), {sends} send button(s), "
+            + ("the empty-question message above it" if said else "the browser did not send it"))
     w.shot("blank-question")
 
 
