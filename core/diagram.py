@@ -22,6 +22,62 @@ def node_ids(mermaid: str) -> set[str]:
     return {m.group(1) for line in mermaid.split("\n") if (m := re.match(r"^\s*([^\s(\[]+)[(\[]", line))}
 
 
+# The first node of each variant of a pattern; the nodes only one variant reaches are derived from the graph.
+VARIANT_ENTRIES = {"adaptive": {"domain": "route_question", "complexity": "classify_complexity"}}
+REVIEW_PREFIX = "review_"  # review_documents, review_tool_calls: drawn only when the run paused for review
+
+
+def edges(mermaid: str) -> list[tuple[str, str]]:
+    return [m.groups() for line in mermaid.split("\n") if (m := _EDGE.match(line))]
+
+
+def _reachable(links: list[tuple[str, str]], start: str) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        node = todo.pop()
+        for a, b in links:
+            if a == node and b not in seen:
+                seen.add(b)
+                todo.append(b)
+    return seen
+
+
+def drop_nodes(mermaid: str, hidden: set[str]) -> str:
+    """The diagram without the ``hidden`` node ids and every edge that touches them."""
+    if not hidden:
+        return mermaid
+    kept = []
+    for line in mermaid.split("\n"):
+        edge = _EDGE.match(line)
+        node = re.match(r"^\s*([^\s(\[]+)[(\[]", line)
+        if (edge and hidden & set(edge.groups())) or (not edge and node and node.group(1) in hidden):
+            continue
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def run_variant(pattern_id: str, path: list[str]) -> str | None:
+    """The variant a run took, read from its path (None: the pattern has no variants, or it never got there)."""
+    visited = {mermaid_id(n) for n in path}
+    return next((v for v, entry in VARIANT_ENTRIES.get(pattern_id, {}).items() if entry in visited), None)
+
+
+def focused(mermaid: str, pattern_id: str, variant: str | None = None, review: bool = False) -> str:
+    """Only what one run can go through: the nodes of one variant (default: the first), review nodes if on."""
+    ids = node_ids(mermaid)
+    reviews = {n for n in ids if n.startswith(REVIEW_PREFIX)}
+    hidden = set() if review else set(reviews)
+    entries = VARIANT_ENTRIES.get(pattern_id) or {}
+    if entries:
+        backbone = [(a, b) for a, b in edges(mermaid) if a not in reviews and b not in reviews]
+        chosen = entries.get(variant or "") or next(iter(entries.values()))
+        mine = _reachable(backbone, chosen)
+        for entry in entries.values():
+            if entry != chosen:
+                hidden |= _reachable(backbone, entry) - mine
+    return drop_nodes(mermaid, hidden)
+
+
 def pattern_mermaid(pattern, ctx) -> str:
     """The compiled graph's Mermaid text; models are not called, so this is cheap."""
     from core.patterns import compile_pattern

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 
 from core.config import Settings
+from core.outcome import summary as outcome_summary
 from core.render import safe_markdown, source_links
 from core.secrets import redact_all
+from core.trace import target_text
 
 RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
                  "termination_message", "error", "interrupted", "sources", "trace", "path", "usage",
@@ -23,6 +25,8 @@ TRACE_COLUMNS = ("node", "kind", "grader", "target", "verdict", "score", "reason
 def export_record(result: dict, settings: Settings | None = None) -> dict:
     """The exportable part of a run result; any secret value that slipped into text is masked."""
     record = {key: result.get(key) for key in RESULT_FIELDS if key in result}
+    if "termination_reason" in result:  # what the run can claim: what was checked, citations, cut-off
+        record["outcome"] = outcome_summary(result)
     return _with_settings(record, settings)
 
 
@@ -71,6 +75,8 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
     out += [f"{h} Answer", "", safe_markdown(rec.get("answer") or "_(no answer)_", source_links(rec)), ""]
     if rec.get("error"):
         out += [f"**Error:** {safe_markdown(rec['error'])}", ""]
+    if rec.get("outcome"):
+        out += [f"**Outcome:** {_outcome_line(rec['outcome'])}", ""]
     out += [f"**Stopped:** `{rec.get('termination_reason') or '-'}` {safe_markdown(rec.get('termination_message') or '')}"
             .rstrip(),
             "", f"Path: {' → '.join(rec.get('path') or [])}",
@@ -84,12 +90,25 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
             out += [safe_markdown(f"[{src.get('n')}] {src.get('title') or src.get('source')} ({where}){score}"), "",
                     "> " + _cell(str(src.get("text") or "")[:600]), ""]
     if rec.get("trace"):
-        out += [f"{h} Trace", ""] + _table(TRACE_COLUMNS, [tuple(e.get(c) for c in TRACE_COLUMNS)
-                                                          for e in rec["trace"]]) + [""]
+        out += [f"{h} Trace", ""] + _table(TRACE_COLUMNS, [
+            tuple(target_text(e.get(c)) if c == "target" else e.get(c) for c in TRACE_COLUMNS)  # "menu.md · chunk 3"
+            for e in rec["trace"]]) + [""]
     if rec.get("usage"):
         out += [f"{h} Usage per node", ""] + _table(("node", "llm_calls", "tokens", "ms"), [
             (node, s.get("llm_calls"), s.get("tokens"), s.get("ms")) for node, s in rec["usage"].items()]) + [""]
     return out
+
+
+def _outcome_line(outcome: dict) -> str:
+    parts = [outcome.get("label") or outcome.get("status", "")]
+    citations = outcome.get("citations") or {}
+    if citations.get("unknown"):
+        parts.append(f"citations with no listed source: {', '.join(citations['unknown'])}")
+    elif citations.get("status") == "none" and citations.get("listed"):
+        parts.append("no citations")
+    if outcome.get("truncated"):
+        parts.append("cut off at the token limit")
+    return "; ".join(parts)
 
 
 # ---------------------------------------------------------------- a comparison of patterns

@@ -57,7 +57,53 @@ def stop(node: str, reason: str, message: str, **fields: Any) -> dict:
 def doc_ref(doc) -> dict:
     """What the trace says about a document: where it came from, not its text."""
     meta = doc.metadata
-    return {"source": meta.get("source", "?"), "chunk_id": meta.get("chunk_id") or meta.get("url", "")}
+    ref = {"source": meta.get("source", "?"), "chunk_id": meta.get("chunk_id") or meta.get("url", "")}
+    if meta.get("url"):
+        ref["title"] = meta.get("title") or ""
+    elif meta.get("chunk_index") is not None:  # position within its page: "chunk N" to a reader
+        ref.update(page=meta.get("page"), chunk=int(meta["chunk_index"]) + 1)
+    return ref
+
+
+# ---------------------------------------------------------------- reading a trace (front ends word it)
+
+# (counter used, its budget, what is counted, offset): Self-RAG's first answer is not a regeneration
+BUDGETS = (("relevance_retries", "max_rewrites", "rewrites", 0), ("rewrites", "max_rewrites", "rewrites", 0),
+           ("generations", "max_generations", "regenerations", -1), ("iterations", "max_iterations", "steps", 0))
+
+
+def target_text(value) -> str:
+    """A trace target a person can read: "menu.md · chunk 3" for a document, plain text otherwise."""
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        if value.get("title") or str(value.get("chunk_id", "")).startswith("http"):
+            return str(value.get("title") or value.get("chunk_id"))
+        parts = [str(value.get("source") or "?")]
+        if value.get("page") not in (None, "", 1) or str(parts[0]).lower().endswith(".pdf"):
+            parts.append(f"p.{value.get('page') or 1}")
+        if value.get("chunk"):
+            parts.append(f"chunk {value['chunk']}")
+        return " · ".join(parts)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(target_text(v) for v in value)
+    return str(value)
+
+
+def budgets(counters: dict) -> list[tuple[str, int, int]]:
+    """``(what, used, limit)`` for each budget in a counters dict; other counters are left out."""
+    out = []
+    for used_key, limit_key, what, offset in BUDGETS:
+        if used_key in counters and limit_key in counters:
+            used = max(int(counters[used_key]) + offset, 0)
+            out.append((what, min(used, int(counters[limit_key])), int(counters[limit_key])))
+    return out
+
+
+def other_counters(counters: dict) -> dict:
+    """The counters that are not one side of a budget (tool calls, parse errors...)."""
+    paired = {key for used, limit, _, _ in BUDGETS if used in counters and limit in counters for key in (used, limit)}
+    return {k: v for k, v in counters.items() if k not in paired}
 
 
 class UsageCallback(BaseCallbackHandler):
@@ -84,6 +130,8 @@ class UsageCallback(BaseCallbackHandler):
             stats["llm_calls"] += 1
             stats["ms"] += int((time.perf_counter() - start) * 1000)
             stats["tokens"] += _tokens(response)
+            if _cut_off(response):  # the output stopped at max_tokens: the answer view says so
+                stats["truncated"] = stats.get("truncated", 0) + 1
             for note in _notices(response):
                 if (node, note) not in self.notices:
                     self.notices.append((node, note))
@@ -109,15 +157,31 @@ def _tokens(response) -> int:
     return total
 
 
+TRUNCATED = frozenset({"length", "max_tokens"})  # finish reasons that mean "cut off at the token limit"
+
+
 def _notices(response) -> list[str]:
+    """What the model adapters reported in a reply's metadata, and whether it was cut off."""
     out = []
     for gens in response.generations:
         for gen in gens:
             meta = getattr(getattr(gen, "message", None), "response_metadata", None) or {}
             out += [str(n) for n in meta.get("notices", [])]
-            if meta.get("finish_reason") == "length" or meta.get("done_reason") == "length":
-                out.append("a reply was cut off by the token limit (finish reason: length): raise max tokens")
+    if _cut_off(response):
+        out.append("a reply was cut off by the token limit (finish reason: length): raise max tokens")
     return out
+
+
+def _cut_off(response) -> bool:
+    for gens in response.generations:
+        for gen in gens:
+            meta = getattr(getattr(gen, "message", None), "response_metadata", None) or {}
+            info = getattr(gen, "generation_info", None) or {}
+            reason = meta.get("finish_reason") or meta.get("done_reason") or meta.get("stop_reason") \
+                or info.get("finish_reason")
+            if reason in TRUNCATED:
+                return True
+    return False
 
 
 def merge_usage(*usages: dict) -> dict:
@@ -125,8 +189,8 @@ def merge_usage(*usages: dict) -> dict:
     for usage in usages:
         for node, stats in (usage or {}).items():
             acc = out.setdefault(node, {"llm_calls": 0, "tokens": 0, "ms": 0})
-            for key in acc:
-                acc[key] += int(stats.get(key, 0))
+            for key in {*acc, *(["truncated"] if stats.get("truncated") else [])}:
+                acc[key] = acc.get(key, 0) + int(stats.get(key, 0))
     return out
 
 

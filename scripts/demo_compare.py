@@ -2,8 +2,8 @@
 
 Starts `streamlit run` on a data directory (default: a copy of ./data, so the user's threads and
 comparisons stay untouched while cached graphs are reused), opens the Compare page in Debian's
-Chromium with Korean as the browser language, keeps the default selection (all patterns), asks the
-question and waits for the metrics table. Screenshots go to test-artifacts/demo-compare-*.png;
+Chromium with Korean as the browser language, adds the slow patterns to the default selection (so all
+patterns run), asks the question and waits for the metrics table. Screenshots go to test-artifacts/demo-compare-*.png;
 the saved comparison's metrics are printed as a table (or JSON with --json).
 
     python scripts/demo_compare.py ["question"] [--data-dir DIR] [--timeout-min 40] [--json]
@@ -27,7 +27,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, KO, Server  # noqa: E402
 
 from core.compare import is_running, metrics_rows  # noqa: E402
+from core.config import load_settings  # noqa: E402
 from core.patterns import pattern_ids  # noqa: E402
+from ui.pages import pattern_title, slow_patterns  # noqa: E402
 
 QUESTION = "스테이크와 어울리는 와인을 추천해주세요"
 
@@ -56,8 +58,16 @@ def demo(question: str, data: Path, timeout_s: float) -> dict:
             page = browser.new_page(locale="ko-KR", viewport={"width": 1500, "height": 4200})
             page.goto(f"{server.url}/Compare")
             page.get_by_role("heading", name=KO["compare_title"]).wait_for(timeout=120_000)
-            # the first script run must finish (all patterns shown as chosen) before the click:
-            # a click during it leaves the browser's multiselect empty while the server has them all
+            # the first script run must finish (the fast patterns shown as chosen) before any click:
+            # a click during it leaves the browser's multiselect empty while the server has them
+            fast = [p for p in pattern_ids() if p not in slow_patterns(load_settings())]
+            page.wait_for_function("n => document.querySelectorAll('.st-key-cmp_patterns [data-tag]').length === n",
+                                   arg=len(fast), timeout=120_000)
+            for pattern_id in pattern_ids():  # the slow ones are not pre-selected: add them, as a user would
+                if pattern_id not in fast:
+                    page.locator(".st-key-cmp_patterns [data-baseweb=select] input").click()
+                    page.get_by_role("option", name=pattern_title(pattern_id), exact=True).click()
+                    page.keyboard.press("Escape")
             page.wait_for_function("n => document.querySelectorAll('.st-key-cmp_patterns [data-tag]').length === n",
                                    arg=len(pattern_ids()), timeout=120_000)
             page.locator(".st-key-cmp_question textarea").fill(question)

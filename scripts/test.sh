@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 python -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = "0" ]; then
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-nanum >/dev/null  # Korean glyphs in screenshots
     else
         echo "Chromium is missing: install it (sudo apt-get install chromium) to run the browser tests" >&2
     fi

@@ -104,5 +104,6 @@ def shot(page, name: str) -> None:
 
 
 def nav(page, label: str) -> None:
-    page.locator("[data-testid=stSidebarNav] a", has_text=label).first.click()
+    """Follow one of the app's own sidebar links (ui/nav.py; the automatic page list is hidden)."""
+    page.locator("[data-testid=stSidebar] [data-testid=stPageLink] a", has_text=label).first.click()
     page.wait_for_load_state("networkidle")

@@ -69,9 +69,12 @@ class ScriptedChatModel(BaseChatModel):
         if message.tool_calls or not isinstance(message.content, str):
             yield ChatGenerationChunk(message=AIMessageChunk(content=message.content, tool_calls=message.tool_calls))
             return
-        for word in message.content.split(" "):
+        words = message.content.split(" ")
+        for i, word in enumerate(words):
             token = word + " "
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=token))
+            last = i == len(words) - 1  # the finish reason (e.g. "length") travels on the last chunk, as providers send it
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=token,
+                                                               response_metadata=message.response_metadata if last else {}))
             if run_manager:
                 run_manager.on_llm_new_token(token, chunk=chunk)
             yield chunk

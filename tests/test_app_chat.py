@@ -22,13 +22,18 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     assert user.markdown[0].value == "스테이크 메뉴의 가격은 얼마인가요?"
     assert assistant.markdown[0].value == ANSWER
     assert "Stopped: answered from the retrieved documents" in texts(assistant)
+    # Basic RAG grades nothing: a neutral badge that says so, never a green "answered" claim
+    badges = [m.value for m in assistant.markdown if "-badge[" in m.value]
+    assert badges == [":gray-badge[ℹ️ answered — grounding not checked]"]
+    assert "Citations [1] match the listed sources." in texts(assistant)
     citations = [e.label for e in assistant.expander]
     assert citations and citations[0].startswith("[1] ") and "restaurant_menu.md" in citations[0]
     assert any("score 0." in label for label in citations)
     verdicts = assistant.dataframe[0].value
     assert list(verdicts.columns) == ["node", "kind", "grader", "target", "verdict", "score", "reason"]
     assert list(verdicts["node"]) == ["contextualize", "retrieve", "generate"]
-    assert list(verdicts["verdict"]) == ["4 source(s)", "3 documents", "answered"]  # the sources the run had, first
+    assert list(verdicts["verdict"]) == ["4 source(s)", "3 documents", "answered from the retrieved documents"]
+    assert list(verdicts["target"])[2] == "" and list(verdicts["score"]) == ["", "", ""]  # empty cells blank, not "None"
     usage = assistant.dataframe[1].value
     assert usage.iloc[0]["node"] == "generate" and usage.iloc[0]["LLM calls"] == 1
     [diagram] = mermaid(at)
@@ -143,32 +148,51 @@ def test_test_connection_reports_an_unreachable_server(app_data, monkeypatch):
     assert "unreachable" in error.value and "127.0.0.1:9" in error.value
 
 
-def test_a_refused_question_is_kept_for_editing(app_data, scripted):
+def test_a_refused_question_goes_back_into_the_one_chat_input(app_data, scripted):
     at = open_page(BASIC)
     too_long = "가" * (MAX_QUESTION_CHARS + 1)
     at.chat_input[0].set_value(too_long).run()
     assert_clean(at)
     assert "the limit is 4,000" in at.error[0].value
-    draft = at.text_area[0]
-    assert draft.value == too_long
+    assert not at.text_area
+    [box] = at.chat_input  # one input, holding the refused question for editing
+    assert box.value == too_long and box.proto.set_value
     scripted.replies = [ANSWER]
-    draft.set_value("스테이크 가격은?")
-    button(at, "Send").click().run()
+    box.set_value("스테이크 가격은?").run()
     assert_clean(at)
     assert [m.markdown[0].value for m in at.chat_message] == ["스테이크 가격은?", ANSWER]
     assert not at.error
 
 
+def test_a_blank_question_says_so_above_the_one_input(app_data, scripted):
+    at = open_page(BASIC)
+    at.chat_input[0].set_value("   ").run()
+    assert_clean(at)
+    assert at.error[0].value == "The question is empty: type a question first."
+    assert not at.text_area and len(at.chat_input) == 1 and not at.chat_message
+    assert not [b for b in at.button if b.label == "Send"]  # no second "Question / Send" box
+    scripted.replies = [ANSWER]
+    at.chat_input[0].set_value("스테이크 가격은?").run()
+    assert [m.markdown[0].value for m in at.chat_message] == ["스테이크 가격은?", ANSWER] and not at.error
+
+
 def test_the_ui_speaks_korean_and_says_the_default_is_a_demo_model(app_data, scripted):
     at = open_page(BASIC)
     assert "`gemma-3-270m`" in at.sidebar.info[0].value and "OPENAI_API_KEY" in at.sidebar.info[0].value
+    assert "in the sidebar" in at.sidebar.info[0].value and "above" not in at.sidebar.info[0].value
     at.sidebar.button_group(key="sb_lang").set_value("ko").run()
     assert at.chat_input[0].placeholder == "질문을 입력하세요"
-    assert "내장 모델" in at.sidebar.info[0].value
+    assert "내장 모델" in at.sidebar.info[0].value and "사이드바에서" in at.sidebar.info[0].value
+    assert at.caption[0].value.startswith("모든 컬렉션에서 상위 k개 청크를 검색해")  # the pattern's description
     scripted.replies = [ANSWER]
     at.chat_input[0].set_value("스테이크 메뉴의 가격은 얼마인가요?").run()
     assert_clean(at)
-    assert "종료 사유: 검색한 문서로 답변함" in texts(at.chat_message[1])
+    answer = texts(at.chat_message[1])
+    assert "종료 사유: 검색한 문서로 답변함 — 검색한 청크 3개로 답했습니다" in answer  # the run's own sentence too
+    assert ":gray-badge[ℹ️ 답변 — 근거 확인 안 함]" in answer
+    verdicts = at.chat_message[1].dataframe[0].value
+    assert list(verdicts.columns) == ["노드", "종류", "평가기", "대상", "판정", "점수", "이유"]
+    assert list(verdicts["판정"]) == ["문서 3개", "검색한 문서로 답변함"] and list(verdicts["종류"]) == ["도구", "종료"]
 
 
 @pytest.mark.parametrize("pattern_id", [p.id for p in all_patterns() if page_for(p.id)])

@@ -13,7 +13,7 @@ from core.config import load_settings
 from core.patterns import pattern_ids
 from core.threads import get_registry
 from ui.compare_page import column_markdown
-from ui.pages import page_for
+from ui.pages import page_for, slow_patterns
 
 COMPARE = "pages/10_Compare.py"
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
@@ -35,7 +35,7 @@ def columns_shown(at) -> dict[str, object]:
 def test_patterns_run_side_by_side_with_metrics_chart_exports_and_can_be_reopened(app_data, scripted):
     scripted.responder = happy_script()
     at = open_page(COMPARE)
-    assert at.multiselect(key="cmp_patterns").value == pattern_ids()  # all by default
+    assert at.multiselect(key="cmp_patterns").value == [p for p in pattern_ids() if p not in slow_patterns(load_settings())]
     compare(at, QUESTION, PATTERNS)
     assert_clean(at)
     shown = columns_shown(at)
@@ -47,6 +47,9 @@ def test_patterns_run_side_by_side_with_metrics_chart_exports_and_can_be_reopene
         assert column.expander[0].label.startswith("[1] ")  # citations
         assert list(column.dataframe[0].value.columns)[:3] == ["node", "kind", "grader"]  # verdict table
     assert "Stopped: answer accepted" in texts(shown["#### Self-RAG"])
+    # the badge claims what was checked: Self-RAG graded its answer, Basic RAG did not
+    assert ":green-badge[✅ answered — grounded]" in texts(shown["#### Self-RAG"])
+    assert ":gray-badge[ℹ️ answered — grounding not checked]" in texts(shown["#### Basic RAG"])
     diagrams = mermaid(at)
     assert len(diagrams) == 3 and all(" visited" in d for d in diagrams)  # each path highlighted
     assert "class __start__,contextualize,retrieve,generate,__end__ visited" in diagrams[0]
@@ -70,7 +73,7 @@ def test_patterns_run_side_by_side_with_metrics_chart_exports_and_can_be_reopene
     threads = get_registry(app_data).list()
     assert sorted(t["pattern"] for t in threads) == sorted(PATTERNS)  # one thread per pattern
     assert {t["origin"] for t in threads} == {"compare"}  # kept out of the chat sidebars
-    links = {Path(link.proto.page).name: link.proto.query_string for link in at.get("page_link")}
+    links = {Path(link.proto.page).name: link.proto.query_string for link in at.main.get("page_link")}
     # the chat page of each pattern (its URL is the file name without the ordering number), on its thread
     assert links == {Path(page_for(t["pattern"])).stem.split("_", 1)[1]: f"thread={t['thread_id']}" for t in threads}
 

@@ -50,6 +50,7 @@ def test_markdown_export_has_answer_reason_sources_trace_and_usage():
     assert "sk-secret-123" not in text
     assert "## Answer\n\n₩35,000입니다 [1]." in text
     assert "**Stopped:** `answered` answered from 1 chunk" in text
+    assert "**Outcome:** answered — grounding not checked" in text  # nothing graded this answer
     assert "[1] 메뉴 (restaurant_menu.md, p.1) · score 0.880" in text
     assert "> 시그니처 스테이크 \\| ₩35,000" in text  # table pipes escaped
     assert "| retrieve | tool | retriever |  | 1 documents |  | key *** echoed by a server |" in text

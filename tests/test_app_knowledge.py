@@ -37,8 +37,7 @@ def test_upload_indexes_good_files_and_reports_each_bad_one(app_data):
     assert errors[0].startswith("broken.pdf: cannot read this PDF")
     assert errors[1].startswith("slides.pptx: unsupported file type .pptx")
     assert _kb().info("site_info")["sources"] == ["parking.md"]
-
-    at.run()  # the new collection is listed with its count, model and a chunk preview
+    # without a reload: the new collection is listed with its count, model and a chunk preview
     [site] = [e for e in at.expander if e.label.startswith("**site_info**")]
     assert "1 chunks" in site.label and "embedded:multilingual-e5-small" in site.label
     assert "지하 2층 주차장" in "\n".join(t.value for t in site.text)

@@ -55,7 +55,7 @@ def test_approve_from_the_review_page_with_a_dropped_document(app_data, scripted
     assert ANSWER in texts(review)
     assert "Nothing is waiting for review." in texts(review)
     assert pending_reviews(load_settings()) == []
-    [link] = review.get("page_link")
+    [link] = review.main.get("page_link")
     assert link.proto.query_string == f"thread={thread_id}"
 
     chat.run()  # the chat page now shows the answer with the two kept sources

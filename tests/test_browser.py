@@ -71,7 +71,7 @@ def test_a_run_paused_for_review_is_approved_on_the_review_page(server, page):
     page.get_by_text(KO["waiting_review"]).wait_for(timeout=RUN_TIMEOUT_MS)
     shot(page, "4-paused")
     thread_id = page.url.split("thread=")[1]
-    nav(page, "Review")
+    nav(page, KO["review_title"])
     item = page.locator(f".st-key-review_{thread_id}")
     item.get_by_text(KO["waits_docs"], exact=False).wait_for()
     shot(page, "5-review-page")

@@ -66,7 +66,7 @@ def test_never_relevant_gives_up_after_the_rewrite_budget(s):
     r = run_script("self_rag", STEAK, s, script)
     assert script.count("rewrite") == 2 and script.count("answer") == 0
     assert r["termination_reason"] == "no_relevant_documents"
-    assert r["termination_message"] == "gave up after 2 rewrite(s): no relevant documents"
+    assert r["termination_message"] == "gave up after 2 of 2 rewrite(s): no relevant documents"
     assert "근거가 부족" in r["answer"]
 
 
@@ -99,6 +99,9 @@ def test_usefulness_one_or_two_rewrites_and_retrieves_again(s):
     r = run_script("self_rag", STEAK, s, script)
     assert script.count("rewrite") == 1 and r["path"].count("multi_search") == 2
     assert "answer not useful enough (2/5)" in kinds(r, "rewrite")[0]["reason"]
+    # the verdict agrees with the score that decided (the model's own "yes"/"no" is not shown)
+    usefulness = [e["verdict"] for e in r["trace"] if e.get("grader") == "usefulness"]
+    assert usefulness == ["not useful (2/5)", "useful (5/5)"]
 
 
 def test_budget_exhausted_returns_the_best_grounded_answer(s):
@@ -108,6 +111,7 @@ def test_budget_exhausted_returns_the_best_grounded_answer(s):
     assert r["termination_reason"] == "retry_budget_exhausted"
     assert r["answer"] == "best answer [1]"
     assert "returned the best grounded answer (4/5)" in r["termination_message"]
+    assert "2 of 2 regeneration(s)" in r["termination_message"]  # counts regenerations, as the budget does
 
 
 def test_grader_parse_failure_is_recorded_and_keeps_the_document(s):

@@ -9,8 +9,9 @@ from core.patterns import Pattern, get_pattern
 from core.render import safe_markdown, source_links
 from core.runner import RunInputError, stream_run, thread_history
 from core.threads import get_registry
-from ui.i18n import t
+from ui.i18n import core_text, pattern_description, t
 from ui.live import run_live
+from ui.nav import linked_thread_notice
 from ui.result_view import result_details
 from ui.review_panel import resume_live, review_controls
 from ui.sidebar import sidebar
@@ -24,9 +25,11 @@ def chat_page(pattern_id: str) -> None:
     st.set_page_config(page_title=pattern.title, page_icon="💬", layout="wide")
     settings, options = sidebar(pattern_id)
     st.title(pattern.title)
-    st.caption(pattern.description.replace("\n", "  \n"))
+    st.caption(pattern_description(pattern).replace("\n", "  \n"))
     if not ensure_samples(settings):
         return
+    if linked_thread_notice(pattern_id, settings):  # a stale ?thread= link: said so, and a new chat opens
+        set_thread(pattern_id, None)
     thread_id = current_thread(pattern_id, settings)
     turns = thread_history(settings, thread_id) if thread_id else []
     for i, turn in enumerate(turns):
@@ -44,7 +47,7 @@ def chat_page(pattern_id: str) -> None:
     elif turns and (turns[-1]["result"] or {}).get("error"):
         if st.button(t("try_again"), key=f"retry_{thread_id}_{len(turns)}", icon="🔁"):
             question = turns[-1]["question"]
-    question = _draft(pattern_id) or question
+    _draft(pattern_id)
     typed = st.chat_input(t("ask"), key=f"chat_{pattern_id}", submit_mode="disable", disabled=waiting)
     question = typed if typed is not None else question
     if question is not None:
@@ -78,15 +81,15 @@ def _running_elsewhere(settings: Settings, run_id: int) -> None:
     st.caption(t("status_running"))
 
 
-def _draft(pattern_id: str) -> str | None:
-    """A refused question stays on screen, editable, until it is sent again."""
-    draft = st.session_state.get("drafts", {}).get(pattern_id)
+def _draft(pattern_id: str) -> None:
+    """A refused question goes back into the one chat input, editable, with the reason just above it."""
+    draft = st.session_state.get("drafts", {}).pop(pattern_id, None)
     if not draft:
-        return None
-    st.error(safe_markdown(draft["message"]), icon="⚠️")
-    st.caption(t("draft_kept"))
-    text = st.text_area(t("question"), value=draft["question"], key=f"draft_{pattern_id}_{draft['n']}")
-    return text if st.button(t("send"), key=f"draft_send_{pattern_id}_{draft['n']}") else None
+        return
+    st.error(safe_markdown(core_text(draft["message"])), icon="⚠️")
+    if draft["question"].strip():
+        st.session_state[f"chat_{pattern_id}"] = draft["question"]  # Streamlit 1.67 lets code fill a chat input
+        st.caption(t("draft_kept"))
 
 
 def _run(pattern: Pattern, question: str, settings: Settings, options: dict, thread_id: str | None) -> None:
@@ -109,5 +112,4 @@ def _run(pattern: Pattern, question: str, settings: Settings, options: dict, thr
 
 
 def _keep_draft(pattern_id: str, question: str, message: str) -> None:
-    n = st.session_state["draft_count"] = st.session_state.get("draft_count", 0) + 1  # fresh widget keys
-    st.session_state.setdefault("drafts", {})[pattern_id] = {"question": question, "message": message, "n": n}
+    st.session_state.setdefault("drafts", {})[pattern_id] = {"question": question, "message": message}

@@ -23,11 +23,12 @@ from core.runner import RunInputError, check_question
 from ui.graph_view import graph_diagram
 from ui.i18n import t, termination_label
 from ui.live import REDRAW_SECONDS, describe, progress_label
-from ui.pages import page_for, pattern_title
+from ui.pages import page_for, pattern_title, slow_patterns
+from ui.result_view import answer_checks
 from ui.sidebar import sidebar
 from ui.sources import sources_panel
 from ui.state import bound, ensure_samples
-from ui.trace_panel import termination_badge, trace_panel
+from ui.trace_panel import trace_panel
 
 PER_ROW = 3  # columns per row: wider columns keep each trace table readable
 _HEADING = re.compile(r"^#{1,4}(?=\s)", re.MULTILINE)
@@ -41,10 +42,15 @@ def compare_page() -> None:
     if not ensure_samples(settings):
         return
     # the form lives in session state: a refused question or a page switch loses nothing
-    form = st.session_state.setdefault("compare", {"question": "", "patterns": pattern_ids(), "open": None})
+    slow = slow_patterns(settings)  # pre-selected: the fast ones; the slow ones are named, to add by hand
+    form = st.session_state.setdefault("compare", {"question": "", "open": None,
+                                                   "patterns": [p for p in pattern_ids() if p not in slow]})
     question = bound(st.text_area, "question", t("question"), store=form, key="cmp_question", height=80)
     patterns = bound(st.multiselect, "patterns", t("patterns"), store=form, key="cmp_patterns",
                      options=pattern_ids(), format_func=pattern_title)
+    if slow:
+        st.caption(t("slow_patterns", slow=", ".join(f"{pattern_title(p)} ({t('slow_calls', n=n)})"
+                                                     for p, n in slow.items())))
     if st.button(t("compare_run"), key="cmp_run", type="primary", icon="⚖️"):
         problem = input_problem(question, patterns)
         if problem:
@@ -215,7 +221,7 @@ def _result_column(pattern_id: str, result: dict, running: bool = False) -> None
     else:
         st.markdown(column_markdown(safe_markdown(result.get("answer") or result.get("termination_message") or "",
                                                   source_links(result))))
-    termination_badge(result)
+    answer_checks(result)
     st.caption(run_figures(result))
     page = page_for(pattern_id)
     if page and result.get("thread_id"):  # follow up on this answer: the thread becomes a chat

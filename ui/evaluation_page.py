@@ -196,7 +196,7 @@ def _start(settings: Settings, state: dict) -> None:
     if missing:
         st.warning(t("set_unknown_sources", names=", ".join(missing)))
     categories = sorted({item["category"] for item in items})
-    with st.form("eval_form"):
+    with st.form("eval_form", enter_to_submit=False):  # only the button starts a run (Enter in N did too)
         patterns = st.multiselect(t("patterns"), pattern_ids(), default=pattern_ids()[:1], format_func=pattern_title,
                                   key="eval_patterns")
         left, right = st.columns(2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.diagram import highlight, pattern_mermaid
+from core.diagram import REVIEW_PREFIX, focused, highlight, pattern_mermaid, run_variant
 from ui.i18n import t
 
 
@@ -28,7 +28,12 @@ def graph_diagram(pattern_id: str, result: dict | None = None) -> None:
         st.warning(f"{pattern_id}: {exc.__class__.__name__}: {exc}")
         return
     if result:
+        path = result.get("path") or []
         paused = (result.get("interrupt") or {}).get("node") if result.get("interrupted") else None
-        text = highlight(text, result.get("path") or [], paused_at=paused, finished=not result.get("error"))
+        reviewed = bool(paused) or any(n.startswith(REVIEW_PREFIX) for n in path)
+        text = focused(text, pattern_id, run_variant(pattern_id, path), review=reviewed)
+        text = highlight(text, path, paused_at=paused, finished=not result.get("error"))
         st.caption(t("graph_legend"))
+    else:  # a pattern's picture: its default variant, without the optional review pause
+        text = focused(text, pattern_id)
     st.mermaid_chart(text, alt=f"{pattern_id} graph")

@@ -6,8 +6,9 @@ import streamlit as st
 
 from core.patterns import all_patterns
 from ui.graph_view import graph_diagram
-from ui.i18n import t
-from ui.pages import COMPARE_PAGE, EVALUATION_PAGE, KNOWLEDGE_PAGE, REVIEW_PAGE, page_for
+from ui.i18n import pattern_description, t
+from ui.nav import tool_links
+from ui.pages import page_for
 from ui.sidebar import sidebar
 from ui.state import embedded_notice, provider_status
 
@@ -21,18 +22,16 @@ def home_page() -> None:
     (st.success if status.ok else st.error)(f"**{t('home_model')}:** {status.line()}")
     if settings.provider == "embedded":
         st.info(embedded_notice(settings), icon="ℹ️")
-    links = st.columns(4)
-    links[0].page_link(REVIEW_PAGE, label=t("review_title"), icon="⏸️")
-    links[1].page_link(KNOWLEDGE_PAGE, label=t("kb_title"), icon="📚")
-    links[2].page_link(COMPARE_PAGE, label=t("compare_title"), icon="⚖️")
-    links[3].page_link(EVALUATION_PAGE, label=t("eval_title"), icon="📊")
+    links = tool_links()
+    for column, (page, label, icon) in zip(st.columns(len(links) or 1), links):
+        column.page_link(page, label=label, icon=icon)
     st.subheader(t("patterns"))
     for pattern in all_patterns():
         with st.container(border=True):
             text, picture = st.columns([2, 3])
             with text:
                 st.markdown(f"### {pattern.title}")
-                st.markdown(pattern.description.replace("\n", "  \n"))
+                st.markdown(pattern_description(pattern).replace("\n", "  \n"))
                 page = page_for(pattern.id)
                 if page:
                     st.page_link(page, label=f"{t('start')}: {pattern.title}", icon="▶️")

@@ -56,9 +56,9 @@ STRINGS = {
     "embedded_notice": (
         "**Built-in model.** `{model}` runs offline on this machine's CPU. {about} For real quality choose "
         "**openai** (set `OPENAI_API_KEY`), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) or "
-        "**openai-compatible** (LM Studio, llama.cpp server, vLLM at a base URL) above.",
+        "**openai-compatible** (LM Studio, llama.cpp server, vLLM at a base URL) in the sidebar.",
         "**내장 모델입니다.** `{model}` 모델이 이 컴퓨터의 CPU에서 오프라인으로 실행됩니다. {about} 제대로 된 품질을 "
-        "원하면 위에서 **openai** (`OPENAI_API_KEY` 설정), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) "
+        "원하면 사이드바에서 **openai** (`OPENAI_API_KEY` 설정), **ollama** (`ollama serve`, `ollama pull qwen2.5:7b`) "
         "또는 **openai-compatible** (LM Studio, llama.cpp server, vLLM의 기본 URL)을 선택하세요."),
     "about_qwen": ("A 1.5B instruction-tuned model: it follows the patterns, but slowly on a small CPU and "
                    "with simple answers.",
@@ -95,8 +95,8 @@ STRINGS = {
     "run_paused": ("Paused for review", "검토를 위해 일시 정지됨"),
     "run_failed": ("Stopped by an error", "오류로 중단됨"),
     "try_again": ("Try again", "다시 시도"),
-    "draft_kept": ("Your question was not sent; it is kept here, edit it and send again.",
-                   "질문이 전송되지 않았습니다. 여기 보관했으니 고쳐서 다시 보내세요."),
+    "draft_kept": ("Your question was not sent: it is back in the box below; edit it and send again.",
+                   "질문이 전송되지 않았습니다. 아래 입력란에 다시 넣어 두었으니 고쳐서 다시 보내세요."),
     "send": ("Send", "보내기"),
     "sources": ("Sources", "출처"),
     "no_sources": ("No documents were cited in this run.", "이 실행에서 인용된 문서가 없습니다."),
@@ -227,8 +227,44 @@ STRINGS = {
     "eval_running": ("Evaluating…", "평가 중…"),
     "eval_saved": ("Saved the evaluation as {file}.", "평가를 {file}(으)로 저장했습니다."),
     "eval_failed": ("The evaluation could not run: {error}", "평가를 실행하지 못했습니다: {error}"),
+    # navigation
+    "home": ("Home", "홈"),
+    "nav_knowledge": ("Knowledge", "지식"),
+    "thread_missing": ("This conversation does not exist (it may have been deleted). A new chat is open.",
+                       "이 대화는 존재하지 않습니다 (삭제되었을 수 있습니다). 새 대화를 열었습니다."),
+    "thread_elsewhere": ("This conversation belongs to {pattern}.", "이 대화는 {pattern}의 대화입니다."),
+    "open_there": ("Open it there", "그 페이지에서 열기"),
+    # what a run can claim
+    "citations_unknown": ("Citation {markers} points to no listed source ({n} listed).",
+                          "인용 {markers}에 해당하는 출처가 목록에 없습니다 (출처 {n}개)."),
+    "citations_none": ("No citations: the answer names none of its sources.",
+                       "인용 없음: 답변이 출처를 밝히지 않았습니다."),
+    "citations_ok": ("Citations {markers} match the listed sources.", "인용 {markers}이(가) 목록의 출처와 일치합니다."),
+    "truncated": ("The answer was cut off at the token limit (max tokens): raise it in the sidebar.",
+                  "답변이 토큰 한도(최대 토큰)에서 잘렸습니다. 사이드바에서 한도를 늘리세요."),
+    "truncated_some": ("{cut} of {calls} answer generations in {node} were cut off at the token limit (max tokens).",
+                       "{node}의 답변 생성 {calls}회 중 {cut}회가 토큰 한도(최대 토큰)에서 잘렸습니다."),
+    "budget_used": ("{used} of {limit} {what} used", "{what} {limit}회 중 {used}회 사용"),
+    "budget_rewrites": ("rewrites", "재작성"),
+    "budget_regenerations": ("regenerations", "재생성"),
+    "budget_steps": ("steps", "단계"),
+    "col_node": ("node", "노드"),
+    "col_kind": ("kind", "종류"),
+    "col_grader": ("grader", "평가기"),
+    "col_target": ("target", "대상"),
+    "col_verdict": ("verdict", "판정"),
+    "col_score": ("score", "점수"),
+    "col_reason": ("reason", "이유"),
+    # compare: the slow patterns
+    "slow_patterns": ("Pre-selected: the fast patterns. Slow ones (minutes on the built-in model), add them if you "
+                      "want: {slow}.",
+                      "빠른 패턴만 미리 골랐습니다. 느린 패턴(내장 모델에서 몇 분)은 원하면 추가하세요: {slow}."),
+    "slow_calls": ("up to {n} LLM calls", "LLM 호출 최대 {n}회"),
 }
 STRINGS.update(SOURCE_STRINGS)
+
+KINDS_KO = {"route": "경로", "verdict": "판정", "retry": "재시도", "rewrite": "재작성", "tool": "도구",
+            "interrupt": "검토", "stop": "종료", "error": "오류", "info": "정보"}
 
 TERMINATION_KO = {
     "accepted": "답변 승인됨",
@@ -262,6 +298,31 @@ def t(key: str, **values) -> str:
     english, korean = STRINGS[key]
     text = korean if current_language() == "ko" else english
     return text.format(**values) if values else text
+
+
+def core_text(text) -> str:
+    """A message core wrote in English (trace reason, verdict, termination message), in the UI language."""
+    from ui.i18n_trace import to_korean
+
+    text = "" if text is None else str(text)
+    return to_korean(text) if current_language() == "ko" else text
+
+
+def pattern_description(pattern) -> str:
+    from ui.i18n_trace import DESCRIPTIONS_KO
+
+    return DESCRIPTIONS_KO.get(pattern.id, pattern.description) if current_language() == "ko" else pattern.description
+
+
+def outcome_text(status: str) -> str:
+    from core.outcome import outcome_label
+    from ui.i18n_trace import OUTCOMES_KO
+
+    return OUTCOMES_KO.get(status, outcome_label(status)) if current_language() == "ko" else outcome_label(status)
+
+
+def kind_label(kind: str) -> str:
+    return KINDS_KO.get(kind, kind) if current_language() == "ko" else kind
 
 
 def termination_label(reason: str) -> str:

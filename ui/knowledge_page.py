@@ -34,6 +34,8 @@ def knowledge_page() -> None:
         st.success(message)
     if settings.read_only:  # core refuses the changes too; the page does not offer them
         st.info(t("read_only_kb"), icon="🔒")
+    for message in st.session_state.pop("kb_errors", []):
+        st.error(message, icon="⚠️")
     st.subheader(t("collections"))
     for name in kb.names():
         _collection(kb, name, settings)
@@ -183,12 +185,16 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
     bar.empty()
     if new and report.added:  # the new collection is described as it is created
         update_source(kb, collection, display_name=display.strip() or None, description=description.strip() or None)
-    for source, n in report.added.items():
-        st.success(t("indexed", source=source, n=n, collection=collection))
-    for reason in report.errors.values():
-        st.error(reason, icon="⚠️")
-    if report.added:
-        st.session_state["kb_upload_round"] = round_ + 1
+    if not report.added:
+        for reason in report.errors.values():
+            st.error(reason, icon="⚠️")
+        return
+    # rerun, so the collection list above shows what was just indexed; the outcome is shown after it
+    st.session_state["kb_upload_round"] = round_ + 1
+    st.session_state.setdefault("kb_messages", []).extend(
+        t("indexed", source=source, n=n, collection=collection) for source, n in report.added.items())
+    st.session_state.setdefault("kb_errors", []).extend(report.errors.values())
+    st.rerun()
 
 
 def _retrieval_test(kb: KnowledgeBase) -> None:

@@ -11,23 +11,26 @@ from collections.abc import Iterator
 
 import streamlit as st
 
+from core.outcome import outcome
 from core.render import plain_markdown, safe_markdown
-from ui.i18n import STRINGS, t, termination_label
+from ui.i18n import STRINGS, outcome_text, t
+from ui.trace_panel import cell
 
 REDRAW_SECONDS = 0.2  # a streamed answer is re-checked and redrawn at most this often
 
 
 def describe(event: dict) -> str:
-    """One line for a trace event: node, what was decided, about what, and why."""
-    parts = [f"**{event.get('node', '?')}**", event.get("kind", "")]
+    """One line for a trace event, worded like the trace table: node, what was decided, about what, and why."""
+    parts = [f"**{event.get('node', '?')}**", cell(event, "kind")]
     if event.get("grader"):
         parts.append(f"`{event['grader']}`")
-    decided = plain_markdown(" ".join(str(event[k]) for k in ("target", "verdict") if event.get(k) not in (None, "")))
+    decided = plain_markdown(" ".join(text for k in ("target", "verdict") if (text := cell(event, k))))
+    score = cell(event, "score")
     if decided:
-        parts.append(decided if event.get("score") is None else f"{decided} ({event['score']})")
+        parts.append(f"{decided} ({score})" if score and score not in decided else decided)
     line = " · ".join(parts)
     if event.get("reason"):  # a model's words: shown as plain text
-        line += f" — {plain_markdown(str(event['reason'])[:160])}"
+        line += f" — {plain_markdown(cell(event, 'reason')[:160])}"
     return line
 
 
@@ -116,6 +119,5 @@ def run_live(events: Iterator[dict], on_start=None) -> dict | None:
     elif result.get("interrupted"):
         status.update(label=t("run_paused"), state="complete", expanded=True)
     else:
-        status.update(label=t("run_done", reason=termination_label(result.get("termination_reason", ""))),
-                      state="complete", expanded=False)
+        status.update(label=t("run_done", reason=outcome_text(outcome(result))), state="complete", expanded=False)
     return final

@@ -15,6 +15,7 @@ from core.secrets import PROVIDER_KEY_FIELDS
 from core.threads import get_registry
 from ui.access import require_access
 from ui.i18n import LANGUAGES, t
+from ui.nav import nav_links
 from ui.pages import pattern_variants
 from ui.state import bound, current_settings, current_thread, embedded_notice, models_for, prefs, set_thread
 
@@ -33,6 +34,7 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
     require_access()
     p = prefs()
     with st.sidebar:
+        nav_links()
         bound(st.segmented_control, "lang", t("language"), options=list(LANGUAGES), format_func=LANGUAGES.get,
               required=True)
         with st.expander(t("settings"), expanded=True):

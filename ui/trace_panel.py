@@ -1,4 +1,4 @@
-"""The trace of one run: verdict table, retry/rewrite reasons, counters, usage per node, why it stopped."""
+"""The trace of one run: verdict table, retry/rewrite reasons, budgets, usage per node."""
 
 from __future__ import annotations
 
@@ -6,45 +6,52 @@ import pandas as pd
 import streamlit as st
 
 from core.export import TRACE_COLUMNS
-from core.render import plain_markdown, safe_markdown
-from ui.i18n import t, termination_label
-
-GOOD = {"accepted", "answered", "direct_answer"}
-NEUTRAL = {"user_rejected"}
-
-
-def termination_badge(result: dict) -> None:
-    """The reason the run stopped, as a coloured badge with the run's own sentence next to it."""
-    reason = result.get("termination_reason") or ""
-    if result.get("interrupted"):
-        st.badge(t("run_paused"), icon="⏸️", color="blue")
-        return
-    color = "green" if reason in GOOD else "gray" if reason in NEUTRAL else "red" if reason == "error" else "orange"
-    icon = "✅" if reason in GOOD else "⛔" if reason == "error" else "⚠️"
-    st.badge(f"{t('stopped')}: {termination_label(reason)}", icon=icon, color=color,
-             help=safe_markdown(result.get("termination_message") or "") or None)
-    if result.get("termination_message") and not result.get("error"):
-        st.caption(safe_markdown(result["termination_message"]))
+from core.render import plain_markdown
+from core.trace import budgets, other_counters, target_text
+from ui.i18n import core_text, kind_label, t, termination_label
 
 
 def verdict_frame(trace: list[dict]) -> pd.DataFrame:
-    """One row per trace event; cells are text except the numeric score (Arrow needs one type per column)."""
-    rows = [{c: _score(e.get(c)) if c == "score" else _text(e.get(c)) for c in TRACE_COLUMNS} for e in trace]
-    return pd.DataFrame(rows, columns=list(TRACE_COLUMNS))
+    """One row per trace event, in words: targets as "source · chunk N", empty cells blank (all text columns)."""
+    rows = [[cell(e, c) for c in TRACE_COLUMNS] for e in trace]
+    return pd.DataFrame(rows, columns=[t(f"col_{c}") for c in TRACE_COLUMNS])
 
 
-def _score(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+def cell(event: dict, column: str) -> str:
+    """The text of one trace cell."""
+    value = event.get(column)
+    if value is None or value == "":
+        return ""
+    if column == "score":
+        return _score(value)
+    if column == "kind":
+        return kind_label(str(value))
+    if column == "target":
+        return core_text(target_text(value))
+    if column == "verdict" and event.get("kind") == "stop":
+        return termination_label(str(value))
+    if column in ("verdict", "reason"):
+        return core_text(value)
+    return str(value)
 
 
-def _text(value) -> str:
-    return "" if value is None else str(value)
+def _score(value) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    return str(value) if isinstance(value, int) else f"{value:.3f}"
+
+
+def budget_line(counters: dict) -> str:
+    """Budgets as "2 of 2 regenerations used", then any other counter as "name value"."""
+    parts = [t("budget_used", used=used, limit=limit, what=t(f"budget_{what}")) for what, used, limit in budgets(counters)]
+    parts += [f"{k.replace('_', ' ')} {v}" for k, v in other_counters(counters).items()]
+    return " · ".join(parts)
 
 
 def usage_frame(usage: dict) -> pd.DataFrame:
-    rows = [{"node": node, t("llm_calls"): s.get("llm_calls", 0), t("tokens"): s.get("tokens", 0),
+    rows = [{t("col_node"): node, t("llm_calls"): s.get("llm_calls", 0), t("tokens"): s.get("tokens", 0),
              t("ms"): s.get("ms", 0)} for node, s in (usage or {}).items()]
-    return pd.DataFrame(rows, columns=["node", t("llm_calls"), t("tokens"), t("ms")])
+    return pd.DataFrame(rows, columns=[t("col_node"), t("llm_calls"), t("tokens"), t("ms")])
 
 
 def trace_panel(result: dict) -> None:
@@ -62,14 +69,14 @@ def trace_panel(result: dict) -> None:
     loops = [e for e in trace if e.get("kind") in ("retry", "rewrite")]
     if loops:
         st.markdown(f"**{t('reasons')}**")
-        st.markdown("\n".join(f"{i}. `{e.get('node')}` {e.get('kind')}: "  # reasons are model text: plain
-                               f"{plain_markdown(e.get('reason') or e.get('verdict') or '')}"
+        st.markdown("\n".join(f"{i}. `{e.get('node')}` {kind_label(e.get('kind', ''))}: "  # reasons are model text: plain
+                               f"{plain_markdown(core_text(e.get('reason') or e.get('verdict') or ''))}"
                                for i, e in enumerate(loops, 1)))
     counters = {}
     for e in trace:  # the last value of each counter is the one the run ended with
         counters.update(e.get("counters") or {})
     if counters:
-        st.markdown(f"**{t('counters')}:** " + ", ".join(f"{k} = {v}" for k, v in counters.items()))
+        st.markdown(f"**{t('counters')}:** " + budget_line(counters))
     if result.get("usage"):
         st.markdown(f"**{t('usage')}**")
         st.dataframe(usage_frame(result["usage"]), hide_index=True, width="stretch")

@@ -191,8 +191,10 @@ def build(ctx: RunContext) -> StateGraph:
         best = state.get("best") or {}
         if score > best.get("score", 0):
             update["best"] = {"answer": state["answer"], "score": score, "documents": state["documents"]}
+        # the score decides (5 accepts, 3-4 regenerates, below 3 rewrites): the verdict says so, not the model's yes/no
+        verdict = "useful" if score >= 5 else "partly useful" if score >= 3 else "not useful"
         events = [event("grade_usefulness", "error" if outcome.fallback else "verdict", grader="usefulness",
-                        target="answer", verdict=outcome.value.useful, score=score,
+                        target="answer", verdict=f"{verdict} ({score}/5)", score=score,
                         reason=outcome.error or None, counters=counters(state))]
         if score < 5:
             update["feedback"] = f"it was grounded but only {score}/5 useful: answer the question more directly"
@@ -214,7 +216,8 @@ def build(ctx: RunContext) -> StateGraph:
     def finish(state: SelfRagState) -> dict:
         """A budget ran out: the best grounded answer so far, or an honest 'not enough evidence'."""
         c = counters(state)
-        spent = f"{c['relevance_retries']} rewrite(s) and {c['generations']} generation(s)"
+        spent = (f"{c['relevance_retries']} of {s.max_rewrites} rewrite(s) and "
+                 f"{max(c['generations'] - 1, 0)} of {s.max_generations} regeneration(s)")
         best = state.get("best")
         if best:
             return {**final(best["answer"], best["documents"]),
@@ -224,7 +227,7 @@ def build(ctx: RunContext) -> StateGraph:
         answer = say(question, "확인할 수 있는 근거가 부족해 답하지 않겠습니다.",
                      "There is not enough evidence in the documents to answer this.")
         if not state.get("documents"):
-            message = f"gave up after {c['relevance_retries']} rewrite(s): no relevant documents"
+            message = f"gave up after {c['relevance_retries']} of {s.max_rewrites} rewrite(s): no relevant documents"
             return {**final(answer), **stop("finish", "no_relevant_documents", message, counters=c)}
         message = f"gave up after {spent}: no answer was grounded in the documents"
         return {**final(answer), **stop("finish", "not_enough_evidence", message, counters=c)}

@@ -1,0 +1,196 @@
+"""Korean for what core writes in English: trace reasons and verdicts, termination messages, outcomes.
+
+Core keeps one canonical English text (CLI, exports, tests read it); the UI words it in the chosen
+language. Each entry is an English template as core formats it, ``{name}`` standing for a value;
+a value is itself translated when it is one of these texts (``"{why}: rewrite {n} of {limit}"``).
+Text that matches nothing stays English: a new core message degrades to English, never to an error.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+EXACT = {
+    # verdicts and targets
+    "yes": "예", "no": "아니오", "pass": "통과", "fail": "실패", "approve": "승인", "edit": "수정", "reject": "거절",
+    "repeated": "반복", "fallback": "대체", "answer": "답변", "question": "질문", "documents": "문서",
+    "tool calls": "도구 호출", "final answer": "최종 답변", "thought": "생각", "retrieved context": "검색된 컨텍스트",
+    "format": "형식", "collections": "컬렉션", "direct": "바로 답변", "web": "웹", "none": "없음", "menu": "메뉴",
+    "wine": "와인", "simple": "단순", "compare": "비교", "analyse": "분석", "correct": "정확", "ambiguous": "모호",
+    "incorrect": "부정확", "cached": "캐시 사용", "loaded": "불러옴", "built": "새로 만듦", "ok": "성공",
+    "empty": "결과 없음", "unavailable": "사용 불가", "error": "오류",
+    # fixed reasons
+    "router chose a direct answer": "라우터가 바로 답변을 골랐습니다",
+    "direct answer": "바로 답변",
+    "no documents were retrieved": "검색된 문서가 없습니다",
+    "the agent answered without calling a tool": "에이전트가 도구를 부르지 않고 답했습니다",
+    "the agent gave neither an answer nor a tool call; searching with the question":
+        "에이전트가 답도 도구 호출도 내지 않아 질문 그대로 검색합니다",
+    "every citation matches a retrieved source": "모든 인용이 검색된 출처와 일치합니다",
+    "the answer cites nothing": "답변에 인용이 없습니다",
+    "the agent answered without retrieval": "에이전트가 검색 없이 답했습니다",
+    "no reason given": "사유 없음",
+    "all kept": "모두 유지",
+    "all documents graded incorrect": "모든 문서가 부정확으로 평가되었습니다",
+    "retrieval ambiguous: adding a web supplement": "검색 결과가 모호해 웹 검색으로 보충합니다",
+    "no strip survived refinement": "정제 후 남은 조각이 없습니다",
+    "no relevant documents in the collections or on the web": "컬렉션에도 웹에도 관련 문서가 없습니다",
+    "no results": "결과 없음",
+    "empty query": "빈 검색어",
+    "web search is not configured (no TAVILY_API_KEY)": "웹 검색이 설정되지 않았습니다 (TAVILY_API_KEY 없음)",
+    "the knowledge base has no collection to build a graph from": "그래프를 만들 컬렉션이 지식 베이스에 없습니다",
+    "no relations around the matched entities": "찾은 개체 주변에 관계가 없습니다",
+    "the question names no entity: answered directly": "질문에 개체가 없어 바로 답했습니다",
+    "the agent ended with an empty reply": "에이전트가 빈 답으로 끝냈습니다",
+    "already made in this turn: not run again": "이번 턴에 이미 한 호출이라 다시 실행하지 않습니다",
+    "already made in this turn: not run again; the loop stops": "이번 턴에 이미 한 호출이라 다시 실행하지 않고 멈춥니다",
+    "retrieval needed": "검색이 필요합니다",
+    "no retrieval needed": "검색이 필요 없습니다",
+    "no relevant documents": "관련 문서가 없습니다",
+    "answered directly: no retrieval needed": "검색 없이 바로 답했습니다",
+    "answer accepted: grounded and useful (5/5)": "답변 승인: 근거가 있고 유용함 (5/5)",
+    "The question is empty: type a question first.": "질문이 비어 있습니다. 먼저 질문을 입력하세요.",
+    "stopped: the graph hit its recursion limit (a loop did not end)":
+        "중단: 그래프가 재귀 한도에 도달했습니다 (반복이 끝나지 않음)",
+}
+
+TEMPLATES = (
+    # answers and stops
+    ("answered from {n} retrieved chunks", "검색한 청크 {n}개로 답했습니다"),
+    ("answered from {n} document(s)", "문서 {n}개로 답했습니다"),
+    ("answered from {n} graded chunk(s)", "평가를 통과한 청크 {n}개로 답했습니다"),
+    ("answered from {r} relation(s) around {e} matched entit(ies)", "찾은 개체 {e}개 주변의 관계 {r}개로 답했습니다"),
+    ("answered from {n} refined document(s) and {w} web result(s)", "정제한 문서 {n}개와 웹 결과 {w}개로 답했습니다"),
+    ("answered from {n} refined document(s)", "정제한 문서 {n}개로 답했습니다"),
+    ("synthesised from {n} sub-answer(s)", "하위 답변 {n}개를 종합했습니다"),
+    ("web search unavailable ({why}) and no strip survived", "웹 검색 사용 불가({why}), 남은 조각도 없습니다"),
+    ("web search unavailable ({why}): answered from the {n} strip(s) that survived",
+     "웹 검색 사용 불가({why}): 남은 조각 {n}개로 답했습니다"),
+    ("web search unavailable: {why}", "웹 검색 사용 불가: {why}"),
+    ("rejected by the reviewer: {message}", "검토자가 거절했습니다: {message}"),
+    ("no retrieved chunk passed grading after {n} rewrite(s) (budget {limit}); not answering from failed context",
+     "재작성 {n}회(한도 {limit}) 후에도 평가를 통과한 청크가 없어, 통과하지 못한 내용으로는 답하지 않습니다"),
+    ("no graph node matches the question's entities ({names})", "질문의 개체({names})와 일치하는 그래프 노드가 없습니다"),
+    ("final answer after {n} step(s), {calls} tool call(s), {errors} parse error(s)",
+     "{n}단계, 도구 호출 {calls}회, 파싱 오류 {errors}회 후 최종 답변"),
+    ("final answer after {n} step(s), {calls} tool call(s)", "{n}단계, 도구 호출 {calls}회 후 최종 답변"),
+    ("{why}: answered from {n} document(s) found so far", "{why}: 지금까지 찾은 문서 {n}개로 답했습니다"),
+    ("{why}: no documents gathered", "{why}: 모은 문서가 없습니다"),
+    ("the agent repeated {call}, already made in this turn", "에이전트가 이번 턴에 이미 한 호출 {call}을(를) 반복했습니다"),
+    ("stopped at the step limit ({n} of {limit})", "단계 한도에서 멈췄습니다 ({limit}회 중 {n}회)"),
+    ("gave up after {spent}: returned the best grounded answer ({score}/5)",
+     "{spent} 후 포기: 근거가 있는 가장 나은 답변을 돌려주었습니다 ({score}/5)"),
+    ("gave up after {spent}: no answer was grounded in the documents", "{spent} 후 포기: 문서에 근거한 답변이 없었습니다"),
+    ("gave up after {n} of {limit} rewrite(s): no relevant documents",
+     "재작성 {limit}회 중 {n}회 후 포기: 관련 문서가 없습니다"),
+    ("{n} of {limit} rewrite(s) and {g} of {glimit} regeneration(s)", "재작성 {limit}회 중 {n}회, 재생성 {glimit}회 중 {g}회"),
+    ("The question is {n} characters long; the limit is {limit}. Shorten it or put the long text into the knowledge base "
+     "instead.", "질문이 {n}자로 한도 {limit}자를 넘습니다. 줄이거나 긴 글은 지식 베이스에 넣으세요."),
+    # decisions
+    ("router output unusable ({error}); falling back to a direct answer",
+     "라우터 출력을 쓸 수 없어({error}) 바로 답변으로 대신합니다"),
+    ("router output unusable ({error}); searching menu and wine", "라우터 출력을 쓸 수 없어({error}) 메뉴와 와인을 검색합니다"),
+    ("classifier output unusable ({error}); treating as simple", "분류기 출력을 쓸 수 없어({error}) 단순 질문으로 다룹니다"),
+    ("grader output unusable ({error}); retrieving to be safe", "평가기 출력을 쓸 수 없어({error}) 안전하게 검색합니다"),
+    ("grader output unusable ({error}); kept every strip", "평가기 출력을 쓸 수 없어({error}) 모든 조각을 유지합니다"),
+    ("question routed to {route}", "질문을 {route}(으)로 보냈습니다"),
+    ("question judged {level}", "질문 유형: {level}"),
+    ("searching {sources} in parallel", "{sources}을(를) 동시에 검색합니다"),
+    ("{n} sub-question(s)", "하위 질문 {n}개"),
+    ("{k} of {n} chunk(s) relevant", "청크 {n}개 중 {k}개 관련"),
+    ("context failed grading: rewrite {n} of {limit} ({error})",
+     "컨텍스트가 평가를 통과하지 못함: 재작성 {limit}회 중 {n}회 ({error})"),
+    ("context failed grading: rewrite {n} of {limit}", "컨텍스트가 평가를 통과하지 못함: 재작성 {limit}회 중 {n}회"),
+    ("{why}: rewrite {n} of {limit}", "{why}: 재작성 {limit}회 중 {n}회"),
+    ("answer not useful enough ({score}/5)", "답변이 충분히 유용하지 않음 ({score}/5)"),
+    ("useful ({score}/5)", "유용함 ({score}/5)"),
+    ("partly useful ({score}/5)", "일부 유용함 ({score}/5)"),
+    ("not useful ({score}/5)", "유용하지 않음 ({score}/5)"),
+    ("{a} verified, {b} removed", "검증 {a}개, 제거 {b}개"),
+    ("removed unsupported: {labels}", "근거 없는 인용 제거: {labels}"),
+    ("{n} documents", "문서 {n}개"),
+    ("{n} results", "결과 {n}개"),
+    ("{n} relation(s)", "관계 {n}개"),
+    ("{n} mention(s)", "언급 {n}개"),
+    ("neighbourhood up to {hops} hops", "최대 {hops}단계 이웃"),
+    ("'{mention}' -> node '{name}'", "'{mention}' → 노드 '{name}'"),
+    ("{nodes} nodes, {edges} relations from {chunks} chunk(s) in {ms} ms; {failed} chunk(s) failed extraction",
+     "청크 {chunks}개에서 노드 {nodes}개, 관계 {edges}개 ({ms} ms); 청크 {failed}개 추출 실패"),
+    ("{nodes} nodes, {edges} relations from {chunks} chunk(s) in {ms} ms",
+     "청크 {chunks}개에서 노드 {nodes}개, 관계 {edges}개 ({ms} ms)"),
+    ("{a} correct, {b} ambiguous, {c} incorrect", "정확 {a}, 모호 {b}, 부정확 {c}"),
+    ("kept {k} of {n} strips", "조각 {n}개 중 {k}개 유지"),
+    ("kept {k} of {n}", "{n}개 중 {k}개 유지"),
+    ("dropped: {what}", "제외: {what}"),
+    ("approved {n} document(s), dropped {m}", "문서 {n}개 승인, {m}개 제외"),
+    ("approved {n} document(s)", "문서 {n}개 승인"),
+    ("approved {n} call(s)", "호출 {n}개 승인"),
+    ("edited to: {calls}", "다음으로 수정: {calls}"),
+    ("question edited to: {question}; retrieving again", "질문을 다음으로 고쳐 다시 검색합니다: {question}"),
+    ("follow-up rewritten from: {question}", "후속 질문을 독립된 질문으로 바꿨습니다 (원래 질문: {question})"),
+    ("parse error {n}", "파싱 오류 {n}"),
+    ("step {n}", "{n}단계"),
+    ("search API error: {error}", "검색 API 오류: {error}"),
+    ("web search failed: {error}", "웹 검색 실패: {error}"),
+    ("web search could not start: {error}", "웹 검색을 시작하지 못했습니다: {error}"),
+    ("unexpected answer of type {kind}", "예상하지 못한 응답 형식: {kind}"),
+    ("answered from {what}", "다음으로 답했습니다: {what}"),  # last: the specific "answered from ..." come first
+)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> tuple:
+    out = []
+    for english, korean in TEMPLATES:
+        parts = re.split(r"\{(\w+)\}", english)
+        pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
+        out.append((re.compile(pattern, re.DOTALL), korean))
+    return tuple(out)
+
+
+def to_korean(text: str, depth: int = 0) -> str:
+    """The Korean of a core message, or the message itself when it is not in the catalogue."""
+    key = text.strip()
+    if key in EXACT:
+        return EXACT[key]
+    if depth > 3 or not key:
+        return text
+    for pattern, korean in _compiled():
+        match = pattern.fullmatch(key)
+        if match:
+            return korean.format(**{k: to_korean(v, depth + 1) for k, v in match.groupdict().items()})
+    return text
+
+
+DESCRIPTIONS_KO = {
+    "basic": "모든 컬렉션에서 상위 k개 청크를 검색해 그것으로 답합니다.\n"
+             "라우팅도 평가도 없는 기준선으로, 다른 패턴은 이것을 개선합니다.",
+    "adaptive": "질문마다 메뉴, 와인 목록, 웹 검색, 바로 답변 중 한 곳으로 보냅니다.\n"
+                "변형 'complexity': 단순한 질문은 한 번 검색하고, 비교 질문은 하위 질문으로 나눕니다.",
+    "self_rag": "검색이 필요한지 정하고, 여러 출처를 동시에 검색해 문서마다 평가한 뒤\n"
+                "자기 답변의 근거와 유용성을 평가하고 두 가지 한도 안에서 다시 시도합니다.",
+    "corrective": "검색 결과를 정확 / 모호 / 부정확으로 평가하고 문서를 관련 조각으로 정제하며,\n"
+                  "컬렉션에 답이 없으면 질문을 고쳐 웹 검색으로 보충합니다.",
+    "agentic": "모델이 바로 답하거나 검색 도구를 부릅니다. 컨텍스트를 평가하고, 실패한 검색은 한도 안에서\n"
+               "질문을 고쳐 다시 하며, [Source: …] 인용은 모두 도구가 돌려준 출처와 대조합니다.",
+    "react": "일본과 미국 ICT 보고서와 웹을 대상으로 Thought / Action / Observation을 텍스트로 씁니다.\n"
+             "형식 오류는 되돌려 주고 세며, 단계 한도에 이르면 그때까지의 가장 나은 답으로 끝냅니다.",
+    "react_native": "같은 에이전트가 모델의 도구 호출 API로 도구를 부르며, 한 번에 여러 호출을 할 수 있습니다.\n"
+                    "텍스트 형식 ReAct와 도구, 추적, 단계 한도가 같으니 둘을 비교해 보세요.",
+    "graph_rag": "각 컬렉션에서 개체–관계 그래프를 한 번 추출하고, 질문을 그 노드에 연결해\n"
+                 "주변 관계로 답하며, 사용한 개체와 관계를 보여 줍니다.",
+}
+
+OUTCOMES_KO = {
+    "grounded": "답변 — 근거 확인됨",
+    "unchecked": "답변 — 근거 확인 안 함",
+    "ungrounded": "답변 — 근거 확인 실패",
+    "direct": "문서 없이 답변 — 근거 확인 안 함",
+    "partial": "일부 근거로 답변",
+    "budget": "한도 소진",
+    "declined": "답변 없음",
+    "rejected": "검토자가 거절함",
+    "paused": "검토를 위해 일시 정지됨",
+    "error": "오류로 중단됨",
+}

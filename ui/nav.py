@@ -1,0 +1,51 @@
+"""Navigation drawn by the app (the automatic page list is hidden in .streamlit/config.toml): grouped
+sidebar links on every page, the same links on the home page, and what a stale ``?thread=`` link says."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.config import Settings
+from core.patterns import all_patterns
+from core.threads import get_registry
+from ui.i18n import t
+from ui.pages import page_for, pattern_title, tool_page
+
+HOME = "streamlit_app.py"
+# the pages beside the patterns: (page name, label key, icon), in the order they are listed
+TOOL_LINKS = (("review", "review_title", "⏸️"), ("knowledge", "nav_knowledge", "📚"),
+              ("compare", "compare_title", "⚖️"), ("evaluation", "eval_title", "📊"))
+
+
+def tool_links() -> list[tuple[str, str, str]]:
+    """(page file, label, icon) of each tool page that exists."""
+    return [(page, t(label), icon) for name, label, icon in TOOL_LINKS if (page := tool_page(name))]
+
+
+def nav_links() -> None:
+    """Home, the patterns (from the registry), then Review / Knowledge / Compare / Evaluation."""
+    st.page_link(HOME, label=t("home"), icon="🏠")
+    st.caption(t("patterns"))
+    for pattern in all_patterns():
+        page = page_for(pattern.id)
+        if page:
+            st.page_link(page, label=pattern.title, icon="💬")
+    st.divider()
+    for page, label, icon in tool_links():
+        st.page_link(page, label=label, icon=icon)
+
+
+def linked_thread_notice(pattern_id: str, settings: Settings) -> bool:
+    """Say so when ``?thread=`` names no conversation of this page; True when it did (the link is dropped)."""
+    linked = st.query_params.get("thread")
+    if not linked:
+        return False
+    thread = get_registry(settings.data_path).get(linked)
+    if thread and thread["pattern"] == pattern_id:
+        return False
+    if thread and page_for(thread["pattern"]):
+        st.info(t("thread_elsewhere", pattern=pattern_title(thread["pattern"])), icon="↪️")
+        st.page_link(page_for(thread["pattern"]), label=t("open_there"), icon="💬", query_params={"thread": linked})
+    else:
+        st.warning(t("thread_missing"), icon="⚠️")
+    return True
