@@ -192,7 +192,8 @@ def test_the_ui_speaks_korean_and_says_the_default_is_a_demo_model(app_data, scr
     assert ":gray-badge[ℹ️ 답변 — 근거 확인 안 함]" in answer
     verdicts = at.chat_message[1].dataframe[0].value
     assert list(verdicts.columns) == ["노드", "종류", "평가기", "대상", "판정", "점수", "이유"]
-    assert list(verdicts["판정"]) == ["문서 3개", "검색한 문서로 답변함"] and list(verdicts["종류"]) == ["도구", "종료"]
+    assert list(verdicts["판정"]) == ["출처 4개", "문서 3개", "검색한 문서로 답변함"]
+    assert list(verdicts["종류"]) == ["정보", "도구", "종료"]
 
 
 @pytest.mark.parametrize("pattern_id", [p.id for p in all_patterns() if page_for(p.id)])

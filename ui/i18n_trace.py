@@ -40,6 +40,7 @@ EXACT = {
     "empty query": "빈 검색어",
     "web search is not configured (no TAVILY_API_KEY)": "웹 검색이 설정되지 않았습니다 (TAVILY_API_KEY 없음)",
     "the knowledge base has no collection to build a graph from": "그래프를 만들 컬렉션이 지식 베이스에 없습니다",
+    "the run has no source to build a graph from": "이번 실행에는 그래프를 만들 출처가 없습니다",
     "no relations around the matched entities": "찾은 개체 주변에 관계가 없습니다",
     "the question names no entity: answered directly": "질문에 개체가 없어 바로 답했습니다",
     "the agent ended with an empty reply": "에이전트가 빈 답으로 끝냈습니다",
@@ -57,6 +58,12 @@ EXACT = {
 
 TEMPLATES = (
     # answers and stops
+    # sources
+    ("{n} source(s)", "출처 {n}개"),
+    ("chosen for this run: {names}", "이번 실행에 고른 출처: {names}"),
+    ("every enabled collection: {names}", "켜져 있는 모든 컬렉션: {names}"),
+    ("at most {n} graphs per run; not used: {names} (choose fewer sources in the sidebar)",
+     "한 번에 그래프는 최대 {n}개까지입니다. 쓰지 않은 출처: {names} (사이드바에서 출처를 줄이세요)"),
     ("answered from {n} retrieved chunks", "검색한 청크 {n}개로 답했습니다"),
     ("answered from {n} document(s)", "문서 {n}개로 답했습니다"),
     ("answered from {n} graded chunk(s)", "평가를 통과한 청크 {n}개로 답했습니다"),
