@@ -45,10 +45,12 @@ def check_question(question: str) -> str:
 
 def stream_run(pattern_id: str, question: str | None, settings: Settings, thread_id: str | None = None,
                resume: Any = None, ctx: RunContext | None = None, origin: str = "chat",
-               **options) -> Iterator[dict]:
+               continue_from: dict | None = None, **options) -> Iterator[dict]:
     """Run (or with ``resume`` continue) one turn; yields events, the last is ``done`` or ``error``.
 
-    ``origin`` (chat | compare | eval) says who started a new thread; only chats are listed in the chat sidebars.
+    ``origin`` (chat | compare | eval | fork) says who started a new thread; only chats are listed in the chat sidebars.
+    ``continue_from`` ({"path": nodes so far, **fields for the result}) runs a thread prepared by core.fork
+    on from its newest checkpoint instead of starting a turn.
     """
     registry = get_registry(settings.data_path)
     if resume is not None:
@@ -69,7 +71,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     else:
         question = check_question(question)
         thread_id = thread_id or uuid.uuid4().hex[:12]
-        earlier_usage, earlier_path = {}, []
+        earlier_usage, earlier_path = {}, list((continue_from or {}).get("path", []))
         run_id = None
     pattern = get_pattern(pattern_id)
     started = time.perf_counter()
@@ -77,7 +79,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
 
     usage = UsageCallback()
     path: list[str] = list(earlier_path)  # a resumed run continues the path it paused on
-    result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question}
+    result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question,
+                    **{k: v for k, v in (continue_from or {}).items() if k != "path"}}
     try:
         ctx = ctx or make_context(settings, **options)
         provider = resolve_provider(settings)
@@ -92,7 +95,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         else:
             registry.set_status(thread_id, "running")
         chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
-        graph_input = (Command(resume=resume) if resume is not None
+        graph_input = (Command(resume=resume) if resume is not None else None if continue_from is not None
                        else turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review"))))
         for namespace, mode, chunk in graph.stream(graph_input, config, stream_mode=["updates", "messages", "custom"],
                                                    subgraphs=True):

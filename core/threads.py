@@ -24,8 +24,8 @@ CREATE INDEX IF NOT EXISTS runs_by_thread ON runs(thread_id, id);
 """
 STATUSES = ("running", "done", "waiting", "failed")
 # who started a thread: chat threads are listed in the chat sidebars; comparison and evaluation
-# runs keep their threads (to inspect or export) without cluttering those lists
-ORIGINS = ("chat", "compare", "eval")
+# runs and what-if forks keep their threads (to inspect or export) without cluttering those lists
+ORIGINS = ("chat", "compare", "eval", "fork")
 
 
 class ThreadRegistry:
