@@ -10,6 +10,7 @@ the same operation on the fork's thread.
 from __future__ import annotations
 
 import json
+import typing
 import uuid
 from collections.abc import Iterator
 
@@ -169,7 +170,8 @@ def _synced_messages(graph, values: dict, update: dict) -> dict:
     ids = {c["id"] for c in calls}
     for field, annotation in schema_fields(graph).items():
         messages = values.get(field)
-        if field in update or "Annotated" in str(annotation) or not isinstance(messages, list) or not messages:
+        if field in update or typing.get_origin(annotation) is typing.Annotated or not isinstance(messages, list) \
+                or not messages:  # a reducer would append the message instead of replacing it
             continue
         last = messages[-1]
         if getattr(last, "type", "") == "ai" and {c.get("id") for c in getattr(last, "tool_calls", [])} & ids:
