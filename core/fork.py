@@ -44,8 +44,9 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
                 ctx: RunContext | None = None) -> Iterator[dict]:
     """Fork ``thread_id``'s turn at ``step`` with ``changes`` ({field: value}); none = replay from that step.
 
-    Yields the runner's events (``start`` … ``done`` / ``error``); the result carries ``forked_from``.
-    Raises ``ForkError`` before anything is written when the fork cannot be made.
+    Returns the runner's events (``start`` … ``done`` / ``error``); the result carries ``forked_from``.
+    Not a generator: the fork is checked and its thread written on the call, so ``ForkError`` comes before
+    any event (and before anything is written).
     """
     registry = get_registry(settings.data_path)
     parent = registry.get(thread_id or "")
@@ -61,17 +62,17 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
     new_id = uuid.uuid4().hex[:12]
     forked_from = {"thread": thread_id, "turn": raw["turn"], "step": step, "node": plan["node"],
                    "checkpoint_id": checkpoint_id(plan["base"]), "changes": plan["shown"], "replay": not plan["update"]}
-    copied = _copy_thread(settings, graph, thread_id, new_id, plan["base"])
     try:
+        copied = _copy_thread(settings, graph, thread_id, new_id, plan["base"])
         runs_before = _copy_runs(settings, thread_id, new_id, raw["turn"], raw["pattern"].id, question)
         if plan["update"]:
             _apply(graph, new_id, plan)
-    except Exception:
+    except Exception:  # leave nothing half-made behind
         registry.delete(new_id, get_checkpointer(settings.data_path))
         raise
     ForkStore.of(settings.data_path).add(new_id, forked_from, runs_before, copied)
-    yield from stream_run(raw["pattern"].id, question, settings, thread_id=new_id, ctx=ctx, origin="fork",
-                          continue_from={"path": plan["path"], "forked_from": forked_from})
+    return stream_run(raw["pattern"].id, question, settings, thread_id=new_id, ctx=ctx, origin="fork",
+                      continue_from={"path": plan["path"], "forked_from": forked_from})
 
 
 def fork(settings: Settings, thread_id: str, step: int, changes: dict | None = None, **kwargs) -> dict:

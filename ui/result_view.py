@@ -10,6 +10,7 @@ from ui.graph_view import graph_diagram
 from ui.i18n import t
 from ui.sources import sources_panel
 from ui.trace_panel import termination_badge, trace_panel
+from ui.whatif import whatif_panel
 
 
 def result_details(result: dict, settings: Settings, key: str, with_graph: bool = True) -> None:
@@ -22,6 +23,7 @@ def result_details(result: dict, settings: Settings, key: str, with_graph: bool 
         sources_panel(sources)
     with tab_trace:
         trace_panel(result)
+        whatif_panel(result, settings, key)
     with tab_graph:
         if with_graph:
             graph_diagram(result.get("pattern", ""), result)
