@@ -176,7 +176,13 @@ def test_a_paused_run_is_forked_and_the_fork_pauses_and_resumes_on_its_own(s):
     assert get_registry(s.data_path).get(forked["thread_id"])["status"] == "waiting"
     done = resume(forked["thread_id"], {"action": "approve"}, s, ctx=ctx)
     assert done["answer"] == "from restaurant_wine.md"
+    resumed = turn_steps(s, forked["thread_id"])
+    assert resumed["turns"] == 1 and [st["node"] for st in resumed["steps"]][-2:] == ["review_documents", "generate"]
     assert fork_info(s, forked["thread_id"])["result"]["forked_from"]["changes"] == {"route": "wine"}
+    retrieval = step_of(s, paused["thread_id"], "search_menu")  # the checkpoint the run paused on
+    kept = retrieval["editable"]["documents"]["value"][:1]
+    fewer = fork(s, paused["thread_id"], retrieval["n"], {"documents": kept}, ctx=ctx)
+    assert fewer["interrupted"] and [d["id"] for d in fewer["interrupt"]["documents"]] == kept
     assert seen(s, paused["thread_id"]) == before  # still waiting for its own review
     assert get_registry(s.data_path).get(paused["thread_id"])["status"] == "waiting"
 
