@@ -36,9 +36,9 @@ def test_steps_fork_and_replay_beside_the_original(app_data, scripted):
     assert "**`search_wine`** → **`generate`**" in page  # the fork's own part of the path, in bold
     [decisions] = [d.value for d in at.dataframe if "fork" in d.value.columns]
     assert decisions.to_dict("records") == [
-        {"node": "search_menu", "grader": "retriever", "target": "restaurant_menu", "original": "3 documents", "fork": "—"},
-        {"node": "route_question", "grader": "what_if", "target": "route", "original": "—", "fork": "wine"},
-        {"node": "search_wine", "grader": "retriever", "target": "restaurant_wine", "original": "—", "fork": "3 documents"}]
+        {"decision": "search_menu · retriever · restaurant_menu", "original": "3 documents", "fork": "—"},
+        {"decision": "route_question · what_if · route", "original": "—", "fork": "wine"},
+        {"decision": "search_wine · retriever · restaurant_wine", "original": "—", "fork": "3 documents"}]
     [graph] = [m for m in mermaid(at) if "classDef forked" in m]
     assert "class search_wine forked" in graph and "class search_menu original" in graph
     assert thread_history(load_settings(), thread_id)[0]["answer"] == "from restaurant_menu.md"  # unchanged

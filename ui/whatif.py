@@ -191,9 +191,10 @@ def _forks(result: dict, steps: dict, settings: Settings, key: str) -> None:
         return
     st.markdown(f"**{t('wi_forks')}**")
     entries = [None, *forks]
-    for start in range(0, len(entries), PER_ROW):
-        row = entries[start:start + PER_ROW]
-        for entry, column in zip(row, st.columns(PER_ROW, border=True)):
+    width = min(PER_ROW, len(entries))  # every row as wide as the first: columns keep one width
+    for start in range(0, len(entries), width):
+        row = entries[start:start + width]
+        for entry, column in zip(row, st.columns(width, border=True)):
             with column:
                 _column(result, entry, steps["pattern"])
     done = [f for f in forks if f["result"]]
@@ -244,7 +245,9 @@ def _column(original: dict, fork: dict | None, pattern: str) -> None:
         return
     if diff["decisions"]:
         st.markdown(f"**{t('wi_diff')}**")
-        st.dataframe(pd.DataFrame(diff["decisions"]), hide_index=True, width="stretch")
+        rows = [{"decision": " · ".join(str(r[k]) for k in ("node", "grader", "target") if r[k]),
+                 "original": r["original"], "fork": r["fork"]} for r in diff["decisions"]]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     else:
         st.caption(t("wi_no_diff"))
     page = page_for(pattern)
