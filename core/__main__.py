@@ -1,4 +1,5 @@
-"""Command line: python -m core doctor | ingest | collections | ask | resume | threads | prune | eval | bench | patterns."""
+"""Command line: python -m core doctor | ingest | collections | ask | resume | steps | fork | threads | prune | eval
+| bench | patterns."""
 
 from __future__ import annotations
 
@@ -250,6 +251,83 @@ def cmd_resume(settings: Settings, args) -> int:
     return _finish(result, args.json)
 
 
+def cmd_steps(settings: Settings, args) -> int:
+    from core.fork_store import forks_of
+    from core.steps import StepsError, turn_steps
+
+    try:
+        steps = turn_steps(settings, args.thread_id, args.turn)
+    except StepsError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    forks = [{"thread_id": f["thread_id"], "status": f["status"],
+              **{k: f["forked_from"][k] for k in ("step", "node", "changes", "replay")},
+              "termination_reason": (f["result"] or {}).get("termination_reason")}
+             for f in forks_of(settings, args.thread_id, steps["turn"])]
+    if args.json:
+        print(json.dumps({**steps, "forks": forks}, ensure_ascii=False, indent=2, default=str))
+        return 0
+    print(f"thread {steps['thread_id']} · {steps['pattern']} · turn {steps['turn']} (of 0-{steps['turns'] - 1}) · "
+          f"{steps['question']}")
+    for step in steps["steps"]:
+        print(f"{step['n']:>3}  {step['node']:<20} {_step_line(step)}")
+    for f in forks:
+        what = "replay" if f["replay"] else ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in f["changes"].items())
+        print(f"fork {f['thread_id']} at step {f['step']} ({f['node']}): {what} -> {f['termination_reason'] or f['status']}")
+    return 0
+
+
+def _step_line(step: dict) -> str:
+    """What a step wrote and decided, and what can be changed there, on one line."""
+    if step["status"] != "done":
+        return f"[{step['status']}] {step['error']}".strip()
+    wrote = []
+    for key, value in step["wrote"].items():
+        if isinstance(value, list) and value and isinstance(value[0], dict) and "id" in value[0]:
+            wrote.append(f"{key}: {len(value)} [{', '.join(d['id'] for d in value)}]")
+        elif key not in ("messages", "sources", "best"):
+            wrote.append(f"{key}={json.dumps(value, ensure_ascii=False)[:60]}")
+    decided = [f"{e.get('grader') or e['kind']} {e.get('verdict', '')}".strip() for e in step["events"]
+               if e.get("kind") in ("route", "verdict", "rewrite", "error", "info")]
+    line = " · ".join(wrote + decided) or "-"
+    if step["editable"]:
+        line += "  | change: " + ", ".join(
+            f"{k} ({'|'.join(map(str, v['choices']))})" if v.get("choices") else
+            f"{k} (of {', '.join(c['id'] for c in v['candidates'])})" if v["kind"] == "documents" else k
+            for k, v in step["editable"].items())
+    if step["changed_by_user"]:
+        line = "[changed] " + line
+    return line
+
+
+def cmd_fork(settings: Settings, args) -> int:
+    from core.fork import ForkError, stream_fork
+
+    changes = {}
+    for pair in args.set or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            sys.stderr.write(f"error: --set needs key=value, got {pair!r}\n")
+            return 2
+        changes[key.strip()] = value
+    try:
+        result: dict = {}
+        for event in stream_fork(settings, args.thread_id, args.step, changes, turn=args.turn):
+            if event["type"] == "progress":
+                _progress(event["done"], event["total"], f"{event['step']} {event['subject']}")
+            elif event["type"] in ("done", "error"):
+                result = event["result"]
+    except ForkError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    code = _finish(result, args.json)
+    if not args.json and not result.get("error"):
+        origin = result["forked_from"]
+        what = "replayed" if origin["replay"] else "changed " + json.dumps(origin["changes"], ensure_ascii=False)
+        print(f"-- forked from thread {origin['thread']} at step {origin['step']} ({origin['node']}): {what}")
+    return code
+
+
 def cmd_bench(settings: Settings, args) -> int:
     from core.bench import main as bench_main
 
@@ -379,6 +457,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--message", help="reason given with --reject")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("steps", help="list the steps of a run (a thread's turn) and what can be changed at each")
+    p.add_argument("thread_id")
+    p.add_argument("--turn", type=int, help="which turn of the thread, from 0 (default: the last)")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("fork", help="what if? run a thread's turn again from a step, with a change (or none: replay)")
+    p.add_argument("thread_id")
+    p.add_argument("--step", type=int, required=True, help="the step to fork at (see: steps THREAD)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="a field to change at that step, e.g. route=wine or documents=ID1,ID2 (repeatable)")
+    p.add_argument("--turn", type=int, help="which turn of the thread, from 0 (default: the last)")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("bench", help="measure graph overhead, grading concurrency and the offline stack")
     p.add_argument("--json", action="store_true")
     p.add_argument("--large", action="store_true", help="also measure Chroma at 100,000 chunks (slow)")
@@ -402,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--older-than", type=float, metavar="DAYS", help="delete checkpoints older than DAYS days")
     p.add_argument("--vacuum", action="store_true", help="then compact the database file")
 
-    for name in ("ask", "resume", "eval"):  # allow the global options after the sub-command too
+    for name in ("ask", "resume", "fork", "eval"):  # allow the global options after the sub-command too
         sub.choices[name].add_argument("--provider", choices=PROVIDERS, dest="provider_late")
         sub.choices[name].add_argument("--model", dest="model_late")
 
@@ -412,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings(provider=provider, model=model, data_dir=args.data_dir)
     handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "collections": cmd_collections, "ask": cmd_ask,
                "resume": cmd_resume, "threads": cmd_threads, "prune": cmd_prune, "patterns": cmd_patterns,
+               "steps": cmd_steps, "fork": cmd_fork,
                "bench": cmd_bench, "eval": cmd_eval}[args.command]
     from core.models import ProviderError
 

@@ -110,3 +110,34 @@ def highlight(mermaid: str, path: list[str], paused_at: str | None = None, finis
     if used:
         extra.append(f"linkStyle {','.join(used)} {VISITED_LINK}")
     return "\n".join(lines + ["\t" + e for e in extra]) + "\n"
+
+
+ORIGINAL_ONLY = "classDef original fill:#d9d9d9,stroke:#636363,stroke-width:2px,stroke-dasharray:4 2,color:#222"
+FORK_ONLY = "classDef forked fill:#a1d99b,stroke:#238b45,stroke-width:3px,color:#222"
+ORIGINAL_LINK = "stroke:#969696,stroke-width:2px,stroke-dasharray:4 2"
+FORK_LINK = "stroke:#238b45,stroke-width:3px"
+
+
+def highlight_pair(mermaid: str, original: list[str], fork: list[str], ended: tuple[bool, bool] = (True, True)) -> str:
+    """Two runs on one diagram: what both visited, what only the original did (grey, dashed), only the fork (green).
+
+    ``ended`` says for each run whether it reached the end (a paused or failed run stops on its path)."""
+    lines = mermaid.rstrip("\n").split("\n")
+    defined = node_ids(mermaid)
+
+    def walk(path: list[str], reached_end: bool) -> tuple[set, set]:
+        full = ["__start__", *path] + (["__end__"] if reached_end else [])
+        return ({mermaid_id(n) for n in full if mermaid_id(n) in defined},
+                {(mermaid_id(a), mermaid_id(b)) for a, b in zip(full, full[1:])})
+
+    (nodes_a, edges_a), (nodes_b, edges_b) = walk(original, ended[0]), walk(fork, ended[1])
+    extra = [VISITED, ORIGINAL_ONLY, FORK_ONLY]
+    for name, ids in (("visited", nodes_a & nodes_b), ("original", nodes_a - nodes_b), ("forked", nodes_b - nodes_a)):
+        if ids:
+            extra.append(f"class {','.join(sorted(ids))} {name}")
+    links = [m.groups() for line in lines if (m := _EDGE.match(line))]
+    for style, wanted in ((VISITED_LINK, edges_a & edges_b), (ORIGINAL_LINK, edges_a - edges_b), (FORK_LINK, edges_b - edges_a)):
+        used = [str(i) for i, pair in enumerate(links) if pair in wanted]
+        if used:
+            extra.append(f"linkStyle {','.join(used)} {style}")
+    return "\n".join(lines + ["\t" + e for e in extra]) + "\n"

@@ -15,7 +15,7 @@ from core.trace import target_text
 
 RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
                  "termination_message", "error", "interrupted", "sources", "trace", "path", "usage",
-                 "llm_calls", "tokens", "ms", "provider", "model")
+                 "llm_calls", "tokens", "ms", "provider", "model", "forked_from")
 # the settings that explain a run; URLs are left out (they may carry credentials)
 SETTING_FIELDS = ("provider", "model", "grader_model", "temperature", "max_tokens", "k", "max_rewrites",
                   "max_generations", "max_iterations", "embedding_provider", "embedding_model")

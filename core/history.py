@@ -27,7 +27,8 @@ def thread_history(settings: Settings, thread_id: str) -> list[dict]:
     if item is None:
         return []
     runs = get_registry(settings.data_path).runs(thread_id)
-    by_message = {turn_message_id(r["id"]): r for r in runs}
+    # a fork's runs answer messages copied from its parent thread: their records name those messages
+    by_message = {(r["result"] or {}).get("message_id") or turn_message_id(r["id"]): r for r in runs}
     # runs recorded before turns carried their run id: matched in order, as they always were
     legacy = [r for r in runs if r["status"] != "running" and "run_id" not in (r["result"] or {})]
     turns: list[dict] = []

@@ -53,10 +53,12 @@ def check_question(question: str) -> str:
 
 def stream_run(pattern_id: str, question: str | None, settings: Settings, thread_id: str | None = None,
                resume: Any = None, ctx: RunContext | None = None, origin: str = "chat",
-               **options) -> Iterator[dict]:
+               continue_from: dict | None = None, **options) -> Iterator[dict]:
     """Run (or with ``resume`` continue) one turn; yields events, the last is ``done`` or ``error``.
 
-    ``origin`` (chat | compare | eval) says who started a new thread; only chats are listed in the chat sidebars.
+    ``origin`` (chat | compare | eval | fork) says who started a new thread; only chats are listed in the chat sidebars.
+    ``continue_from`` ({"path": nodes so far, **fields for the result}) runs a thread prepared by core.fork
+    on from its newest checkpoint instead of starting a turn.
     Every run that claimed its thread is closed with a status, whatever happens: a consumer that
     stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
@@ -75,7 +77,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         thread_id = thread_id or uuid.uuid4().hex[:12]
     pattern = get_pattern(pattern_id)
     started = time.perf_counter()
-    result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question}
+    result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question,
+                    **{k: v for k, v in (continue_from or {}).items() if k != "path"}}
     try:  # what the run needs, before it claims the thread: a failure here leaves no run behind
         ctx = ctx or make_context(settings, **options)
         provider = resolve_provider(settings)
@@ -90,7 +93,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     question = result["question"] = earlier.get("question", question)
     result["run_id"] = run_id
     usage = UsageCallback()
-    path: list[str] = list(earlier.get("path", []))  # a resumed run continues the path it paused on
+    # a resumed run continues the path it paused on; a fork the path up to the step it forked at
+    path: list[str] = list(earlier.get("path") or (continue_from or {}).get("path", []))
     seen: list[dict] = []  # trace events so far: what a cancelled run shows of how far it got
     status = "cancelled"
     ticket, holding, stream = SLOTS.join(), False, None
@@ -108,6 +112,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
         if resume is not None:
             graph_input = Command(resume=resume)
+        elif continue_from is not None:  # a fork: the thread's newest checkpoint already holds the changed state
+            graph_input = None
         else:
             graph_input = turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review")))
             graph_input["messages"] = [HumanMessage(question, id=turn_message_id(run_id))]  # how a turn finds its run

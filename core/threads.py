@@ -36,8 +36,8 @@ STATUSES = ("running", "done", "waiting", "failed", "cancelled", "interrupted")
 BUSY = ("running", "waiting")  # a new turn must wait: a turn is running, or a review is pending
 WRITE_ATTEMPTS = 5  # closing a run is retried this often while SQLite is busy
 # who started a thread: chat threads are listed in the chat sidebars; comparison and evaluation
-# runs keep their threads (to inspect or export) without cluttering those lists
-ORIGINS = ("chat", "compare", "eval")
+# runs and what-if forks keep their threads (to inspect or export) without cluttering those lists
+ORIGINS = ("chat", "compare", "eval", "fork")
 
 
 class ThreadBusyError(RuntimeError):

@@ -16,6 +16,7 @@ from ui.result_view import result_details
 from ui.review_panel import resume_live, review_controls
 from ui.sidebar import sidebar
 from ui.state import current_thread, ensure_samples, set_thread
+from ui.whatif import whatif_panel
 
 RUNNING_POLL_SECONDS = 2  # how often a turn running elsewhere checks whether it has ended
 
@@ -41,6 +42,8 @@ def chat_page(pattern_id: str) -> None:
         with st.chat_message("assistant", avatar="⏸️"):
             st.info(t("waiting_review"))
             decision = review_controls(thread_id, turns[-1]["interrupt"])
+            if turns[-1]["result"]:
+                whatif_panel(turns[-1]["result"], settings, key=f"{thread_id}_{len(turns) - 1}")
             if decision is not None:
                 resume_live(thread_id, decision, settings)
                 st.rerun()

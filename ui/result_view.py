@@ -12,6 +12,7 @@ from ui.graph_view import graph_diagram
 from ui.i18n import core_text, outcome_text, t, termination_label
 from ui.sources import sources_panel
 from ui.trace_panel import trace_panel
+from ui.whatif import whatif_panel
 
 TONES = {"good": ("green", "✅"), "neutral": ("gray", "ℹ️"), "warning": ("orange", "⚠️"), "error": ("red", "⛔")}
 NO_CITATION_NOTE = {"declined", "rejected", "error", "paused"}  # no answer to hold citations
@@ -56,6 +57,7 @@ def result_details(result: dict, settings: Settings, key: str, with_graph: bool 
         sources_panel(sources)
     with tab_trace:
         trace_panel(result)
+        whatif_panel(result, settings, key)
     with tab_graph:
         if with_graph:
             graph_diagram(result.get("pattern", ""), result)

@@ -1,0 +1,255 @@
+"""What if? A run's steps, a form to change what one step decided (or run it again), and the forks beside it."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+from core.config import Settings
+from core.diagram import highlight_pair
+from core.fork import ForkError, stream_fork
+from core.fork_diff import compare_runs
+from core.fork_store import forks_of
+from core.steps import StepsError, locate_turn, turn_steps
+from ui.graph_view import mermaid_text
+from ui.i18n import STRINGS, t
+from ui.live import run_live
+from ui.pages import page_for
+from ui.trace_panel import termination_badge
+
+STRINGS.update({
+    "whatif": ("What if? Steps of this run", "만약에? 이 실행의 단계"),
+    "whatif_help": ("Every step the graph took and what it decided. Change one decision and run on from there, or run "
+                    "a step again unchanged: the new run appears beside the original, which stays as it was.",
+                    "그래프가 거친 모든 단계와 그 결정입니다. 결정 하나를 바꿔 거기서부터 계속 실행하거나, 바꾸지 않고 다시 "
+                    "실행해 보세요. 새 실행은 원래 실행 옆에 나타나고 원래 실행은 그대로 남습니다."),
+    "wi_step": ("Step", "단계"),
+    "wi_node": ("Node", "노드"),
+    "wi_wrote": ("Wrote", "기록한 값"),
+    "wi_decided": ("Decided", "결정"),
+    "wi_can_change": ("Can change", "바꿀 수 있는 값"),
+    "wi_pick": ("Step to change or run again", "바꾸거나 다시 실행할 단계"),
+    "wi_nothing": ("Nothing this step wrote can be changed here; it can be run again.",
+                   "이 단계가 기록한 값은 여기서 바꿀 수 없습니다. 다시 실행할 수는 있습니다."),
+    "wi_fork": ("Change and continue from here", "바꾸고 여기서부터 계속"),
+    "wi_replay": ("Run again from here", "여기서부터 다시 실행"),
+    "wi_replay_help": ("Runs this step and everything after it again, unchanged: shows whether the model decides the "
+                       "same way twice.", "이 단계와 그 뒤를 바꾸지 않고 다시 실행합니다. 모델이 두 번 같은 결정을 내리는지 "
+                                          "보여 줍니다."),
+    "wi_keep": ("keep", "유지"),
+    "wi_calls_help": ("JSON: a list of {\"name\", \"args\"}, one per tool call.",
+                      "JSON: 도구 호출마다 {\"name\", \"args\"} 하나씩 담은 목록."),
+    "wi_unchanged": ("Change at least one value first (or run the step again).",
+                     "먼저 값을 하나 이상 바꾸세요 (또는 단계를 다시 실행하세요)."),
+    "wi_forks": ("This run and its forks", "이 실행과 분기들"),
+    "wi_original": ("Original", "원래 실행"),
+    "wi_fork_at": ("Fork at step {step} ({node})", "{step}단계({node})에서 분기"),
+    "wi_replay_at": ("Replay from step {step} ({node})", "{step}단계({node})부터 다시 실행"),
+    "wi_changed": ("changed", "바꾼 값"),
+    "wi_same": ("repeated the original exactly", "원래 실행과 똑같이 반복됨"),
+    "wi_differs": ("did not repeat the original", "원래 실행과 다르게 나옴"),
+    "wi_running": ("still running (or stopped mid-way)", "아직 실행 중 (또는 중간에 멈춤)"),
+    "wi_diff": ("Decisions that differ from the original", "원래 실행과 달라진 결정"),
+    "wi_no_diff": ("No decision differs.", "달라진 결정이 없습니다."),
+    "wi_after_fork": ("{calls} LLM calls · {tokens} tokens · {seconds} s after the fork point",
+                      "분기 이후 LLM 호출 {calls}회 · 토큰 {tokens} · {seconds}초"),
+    "wi_figures": ("{calls} LLM calls · {tokens} tokens · {seconds} s", "LLM 호출 {calls}회 · 토큰 {tokens} · {seconds}초"),
+    "wi_open": ("Open this fork", "이 분기 열기"),
+    "wi_graph": ("Both paths: amber = both runs, grey dashed = only the original, green = only the fork",
+                 "두 경로: 주황 = 두 실행 모두, 회색 점선 = 원래 실행만, 초록 = 분기만"),
+    "wi_graph_of": ("Fork on the graph", "그래프에 표시할 분기"),
+    "wi_no_steps": ("This run left no steps to show (it ended before the graph started).",
+                    "이 실행은 보여 줄 단계가 없습니다 (그래프가 시작되기 전에 끝났습니다)."),
+})
+PER_ROW = 3
+
+
+def whatif_panel(result: dict, settings: Settings, key: str) -> None:
+    """Behind a toggle (reading the checkpoints costs a little): the steps, the fork form, the forks."""
+    if not result.get("thread_id") or not st.toggle(t("whatif"), key=f"{key}_whatif", help=t("whatif_help")):
+        return
+    try:
+        turn = locate_turn(settings, result)
+        steps = turn_steps(settings, result["thread_id"], turn) if turn is not None else None
+    except StepsError as exc:
+        st.warning(str(exc), icon="⚠️")
+        return
+    if not steps or not steps["steps"]:
+        st.caption(t("wi_no_steps"))
+        return
+    st.dataframe(steps_frame(steps["steps"]), hide_index=True, width="stretch")
+    _form(steps, settings, f"{key}_wi")
+    _forks(result, steps, settings, f"{key}_wi")
+
+
+def steps_frame(steps: list[dict]) -> pd.DataFrame:
+    rows = [{t("wi_step"): s["n"], t("wi_node"): ("✎ " if s["changed_by_user"] else "") + s["node"],
+             t("wi_wrote"): _wrote(s), t("wi_decided"): _decided(s), t("wi_can_change"): ", ".join(s["editable"])}
+            for s in steps]
+    return pd.DataFrame(rows)
+
+
+def _wrote(step: dict) -> str:
+    if step["status"] != "done":
+        return f"[{step['status']}] {step['error']}".strip()
+    parts = []
+    for field, value in step["wrote"].items():
+        if field in ("messages", "sources", "best", "trace"):
+            continue
+        if isinstance(value, list) and value and isinstance(value[0], dict) and "id" in value[0]:
+            parts.append(f"{field}: {len(value)} ({', '.join(str(d.get('source')) for d in value)})")
+        else:
+            parts.append(f"{field} = {json.dumps(value, ensure_ascii=False)[:80]}")
+    return " · ".join(parts)
+
+
+def _decided(step: dict) -> str:
+    return " · ".join(f"{e.get('grader') or e['kind']}: {e.get('verdict', '')}" for e in step["events"]
+                      if e.get("kind") in ("route", "verdict", "rewrite", "error", "info"))
+
+
+# ---------------------------------------------------------------- the form
+
+
+def _form(steps: dict, settings: Settings, key: str) -> None:
+    by_n = {s["n"]: s for s in steps["steps"]}
+    # start on the first decision (a field with known values: a route, a verdict), else the first change
+    decisions = [n for n, s in by_n.items() if any("choices" in f for f in s["editable"].values())]
+    editable = decisions + [n for n, s in by_n.items() if s["editable"]]
+    labels = {n: f"{n} · {s['node']}" + (" ✎" if s["editable"] else "") for n, s in by_n.items()}
+    default = list(by_n).index(editable[0]) if editable else 0
+    n = st.selectbox(t("wi_pick"), list(by_n), index=default, format_func=labels.get, key=f"{key}_pick")
+    step = by_n[n]
+    with st.form(key=f"{key}_form_{n}"):
+        values = {field: _widget(field, spec, f"{key}_{n}_{field}") for field, spec in step["editable"].items()}
+        if not step["editable"]:
+            st.caption(t("wi_nothing"))
+        change = st.form_submit_button(t("wi_fork"), type="primary", icon="🔀", disabled=not step["editable"])
+    replay = st.button(t("wi_replay"), help=t("wi_replay_help"), key=f"{key}_replay_{n}", icon="🔁")
+    if not (change or replay):
+        return
+    changes = {} if replay else {f: v for f, v in values.items() if v != _shown_value(step["editable"][f])}
+    if change and not changes:
+        st.warning(t("wi_unchanged"), icon="⚠️")
+        return
+    try:
+        events = stream_fork(settings, steps["thread_id"], n, changes, turn=steps["turn"])
+    except ForkError as exc:
+        st.error(str(exc), icon="⚠️")
+        return
+    run_live(events)
+    st.rerun()
+
+
+def _shown_value(spec: dict):
+    """The current value in the form's own terms (what the widget starts with)."""
+    if spec["kind"] == "tool_calls":
+        return _calls_text(spec["value"])
+    return spec["value"]
+
+
+def _calls_text(calls: list[dict]) -> str:
+    return json.dumps([{"name": c["name"], "args": c["args"]} for c in calls], ensure_ascii=False, indent=1)
+
+
+def _widget(field: str, spec: dict, key: str):
+    kind, value, choices = spec["kind"], spec["value"], spec.get("choices")
+    if kind in ("text", "number") and choices:
+        index = choices.index(value) if value in choices else None
+        return st.radio(field, choices, index=index, horizontal=True, key=key)
+    if kind == "text":
+        widget = st.text_area if len(str(value)) > 60 else st.text_input
+        return widget(field, value=str(value), key=key)
+    if kind == "number":
+        return int(st.number_input(field, min_value=0, step=1, value=int(value or 0), key=key))
+    if kind == "texts":
+        if choices:
+            return st.multiselect(field, choices, default=[v for v in value if v in choices], key=key)
+        text = st.text_input(field, value=", ".join(value), key=key)
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if kind == "documents":
+        st.markdown(f"**{field}**")
+        kept = []
+        for i, doc in enumerate(spec["candidates"], 1):
+            score = f" · {doc['score']:.3f}" if isinstance(doc.get("score"), (int, float)) else ""
+            label = f"{t('wi_keep')}: [{i}] {doc.get('title') or doc['source']} — {doc['source']}{score}"
+            if st.checkbox(label, value=doc["id"] in value, key=f"{key}_{i}"):
+                kept.append(doc["id"])
+            st.caption(" ".join(str(doc.get("text", "")).split())[:200] + " …")
+        return kept
+    return st.text_area(field, value=_calls_text(value), key=key, help=t("wi_calls_help"))  # tool calls
+
+
+# ---------------------------------------------------------------- the forks beside the original
+
+
+def _forks(result: dict, steps: dict, settings: Settings, key: str) -> None:
+    forks = forks_of(settings, steps["thread_id"], steps["turn"])
+    if not forks:
+        return
+    st.markdown(f"**{t('wi_forks')}**")
+    entries = [None, *forks]
+    width = min(PER_ROW, len(entries))  # every row as wide as the first: columns keep one width
+    for start in range(0, len(entries), width):
+        row = entries[start:start + width]
+        for entry, column in zip(row, st.columns(width, border=True)):
+            with column:
+                _column(result, entry, steps["pattern"])
+    done = [f for f in forks if f["result"]]
+    if done:
+        labels = {f["thread_id"]: _title(f) for f in done}
+        chosen = st.selectbox(t("wi_graph_of"), list(labels), index=len(done) - 1, format_func=labels.get,
+                              key=f"{key}_graph") if len(done) > 1 else done[0]["thread_id"]
+        other = next(f["result"] for f in done if f["thread_id"] == chosen)
+        st.caption(t("wi_graph"))
+        st.mermaid_chart(highlight_pair(mermaid_text(steps["pattern"]), result.get("path") or [], other.get("path") or [],
+                                        ended=(_ended(result), _ended(other))), alt=f"{steps['pattern']} what-if graph")
+
+
+def _ended(result: dict) -> bool:
+    return not result.get("error") and not result.get("interrupted")
+
+
+def _title(fork: dict) -> str:
+    origin = fork["forked_from"]
+    return t("wi_replay_at" if origin["replay"] else "wi_fork_at", step=origin["step"], node=origin["node"])
+
+
+def _column(original: dict, fork: dict | None, pattern: str) -> None:
+    """One run: the original (fork None) or a fork, with how it differs from the original."""
+    run = original if fork is None else fork["result"]
+    st.markdown(f"##### {t('wi_original') if fork is None else _title(fork)}")
+    if fork is not None:
+        changes = fork["forked_from"]["changes"]
+        if changes:
+            shown = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in changes.items())
+            st.caption(f"{t('wi_changed')}: {shown}")
+        if not run:
+            st.caption(t("wi_running"))
+            return
+    diff = compare_runs(original, run)
+    if fork is not None and fork["forked_from"]["replay"]:
+        same = diff["same"]
+        st.badge(t("wi_same" if same else "wi_differs"), icon="✅" if same else "🎲", color="green" if same else "orange")
+    termination_badge(run)
+    st.markdown(run.get("answer") or run.get("error") or run.get("termination_message") or "")
+    cut = diff["path"]["diverges_at"] if fork is not None else len(run.get("path") or [])
+    st.markdown(" → ".join(f"**`{n}`**" if i >= cut else f"`{n}`" for i, n in enumerate(run.get("path") or [])))
+    figures = "wi_figures" if fork is None else "wi_after_fork"
+    st.caption(t(figures, calls=run.get("llm_calls", 0), tokens=run.get("tokens", 0), seconds=round(run.get("ms", 0) / 1000, 2)))
+    for src in run.get("sources") or []:
+        st.caption(f"[{src.get('n')}] {src.get('title') or src.get('source')} ({src.get('url') or src.get('source')})")
+    if fork is None:
+        return
+    if diff["decisions"]:
+        st.markdown(f"**{t('wi_diff')}**")
+        rows = [{"decision": " · ".join(str(r[k]) for k in ("node", "grader", "target") if r[k]),
+                 "original": r["original"], "fork": r["fork"]} for r in diff["decisions"]]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    else:
+        st.caption(t("wi_no_diff"))
+    page = page_for(pattern)
+    if page:
+        st.page_link(page, label=t("wi_open"), icon="🔀", query_params={"thread": fork["thread_id"]})
