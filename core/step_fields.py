@@ -75,8 +75,24 @@ def field_kind(annotation, value) -> str | None:
     return None
 
 
-def known_values(field: str) -> list:
-    """The values a grader can give this field, or [] when it is free."""
+# fields whose values are the run's source ids (their router schemas are built per run), and what else they take
+SOURCE_CHOICES = {"route": ("web", "direct"), "search_sources": ("web",)}
+
+
+def run_source_ids(values: dict) -> list[str]:
+    """The source ids a run had, from its trace (the runner's "sources" event), newest last."""
+    ids: list[str] = []
+    for item in values.get("trace") or []:
+        if isinstance(item, dict) and item.get("grader") == "sources" and isinstance(item.get("sources"), list):
+            ids = list(item["sources"])
+    return ids
+
+
+def known_values(field: str, values: dict | None = None) -> list:
+    """The values a grader can give this field (``values``: the state at the step), or [] when it is free."""
+    if field in SOURCE_CHOICES:
+        ids = run_source_ids(values or {})
+        return [*ids, *SOURCE_CHOICES[field]] if ids else []
     schema_name, attr = KNOWN_VALUES.get(field, ("", ""))
     schema = getattr(graders, schema_name, None)
     info = getattr(schema, "model_fields", {}).get(attr)
@@ -118,8 +134,9 @@ def editable_fields(graph, node: str, before, after, wrote: dict) -> dict:
             entry["value"] = [{"name": c["name"], "args": c.get("args") or {}, "id": c.get("id", "")} for c in value]
         else:
             entry["value"] = value
-            if kind in ("text", "number", "texts") and known_values(field):
-                entry["choices"] = known_values(field)
+            choices = known_values(field, after.values) if kind in ("text", "number", "texts") else []
+            if choices:
+                entry["choices"] = choices
         out[field] = entry
     return out
 

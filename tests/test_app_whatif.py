@@ -17,30 +17,31 @@ def _answer_by_source(messages):
 
 
 def test_steps_fork_and_replay_beside_the_original(app_data, scripted):
-    scripted.responder = Script(router={"route": "menu"}, answer=_answer_by_source)
+    scripted.responder = Script(router={"route": "restaurant_menu"}, answer=_answer_by_source)
     at = open_page(ADAPTIVE)
     at.chat_input[0].set_value(STEAK).run()
     thread_id = at.query_params["thread"]
     at.toggle(key=f"{thread_id}_0_whatif").set_value(True).run()
     assert_clean(at)
     steps = at.chat_message[1].dataframe[-1].value
-    assert list(steps["Node"]) == ["__start__", "contextualize", "route_question", "search_menu", "generate"]
+    assert list(steps["Node"]) == ["__start__", "contextualize", "route_question", "search_collection", "generate"]
     assert steps["Can change"][2] == "route"
     assert at.selectbox(key=f"{thread_id}_0_wi_pick").value == 2  # the form opens on the first decision
-    at.radio(key=f"{thread_id}_0_wi_2_route").set_value("wine")
+    at.radio(key=f"{thread_id}_0_wi_2_route").set_value("restaurant_wine")
     button(at, label="Change and continue from here").click().run()
     assert_clean(at)
     page = texts(at)
     assert "This run and its forks" in page and "Fork at step 2 (route_question)" in page
     assert "from restaurant_menu.md" in page and "from restaurant_wine.md" in page
-    assert "**`search_wine`** → **`generate`**" in page  # the fork's own part of the path, in bold
+    assert "`route_question` → `search_collection` → `generate`" in page  # one retrieval node for every collection
     [decisions] = [d.value for d in at.dataframe if "fork" in d.value.columns]
     assert decisions.to_dict("records") == [
-        {"decision": "search_menu · retriever · restaurant_menu", "original": "3 documents", "fork": "—"},
-        {"decision": "route_question · what_if · route", "original": "—", "fork": "wine"},
-        {"decision": "search_wine · retriever · restaurant_wine", "original": "—", "fork": "3 documents"}]
+        {"decision": "search_collection · retriever · restaurant_menu", "original": "3 documents", "fork": "—"},
+        {"decision": "route_question · what_if · route", "original": "—", "fork": "restaurant_wine"},
+        {"decision": "search_collection · retriever · restaurant_wine", "original": "—", "fork": "3 documents"}]
     [graph] = [m for m in mermaid(at) if "classDef forked" in m]
-    assert "class search_wine forked" in graph and "class search_menu original" in graph
+    visited = next(line for line in graph.splitlines() if line.strip().startswith("class ") and line.endswith(" visited"))
+    assert "search_collection" in visited  # both runs went through the one retrieval node
     assert thread_history(load_settings(), thread_id)[0]["answer"] == "from restaurant_menu.md"  # unchanged
 
     button(at, label="Run again from here").click().run()  # replays step 2: the router decides again

@@ -44,7 +44,7 @@ def test_flip_the_router_and_see_both_runs_side_by_side_then_again_after_a_resta
     thread_id = page.url.split("thread=")[1]
     settings = load_settings(data_dir=str(server.data_dir))
     taken = turn_steps(settings, thread_id)["steps"][2]["wrote"]["route"]  # what the tiny model decided
-    other = "wine" if taken != "wine" else "menu"
+    other = "restaurant_wine" if taken != "restaurant_wine" else "restaurant_menu"
 
     _open_steps(page, thread_id)
     shot(page, "whatif-1-steps")

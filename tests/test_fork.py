@@ -51,30 +51,32 @@ def answer_by_source(messages):
 
 
 def test_adaptive_fork_at_the_router_takes_the_other_branch(s):
-    script = Script(router={"route": "menu"}, answer=answer_by_source)
+    script = Script(router={"route": "restaurant_menu"}, answer=answer_by_source)
     original = run_script("adaptive", STEAK, s, script)
     assert original["answer"] == "from restaurant_menu.md"
     before = seen(s, original["thread_id"])
     router = step_of(s, original["thread_id"], "route_question")
-    assert router["wrote"] == {"route": "menu"}
-    assert router["editable"]["route"]["choices"] == ["menu", "wine", "web", "direct"]
+    assert router["wrote"] == {"route": "restaurant_menu"}
+    assert router["editable"]["route"]["choices"] == ["japan_ict", "restaurant_menu", "restaurant_wine", "usa_ict",
+                                                      "web", "direct"]  # the run's sources, then web and direct
 
-    forked = fork(s, original["thread_id"], router["n"], {"route": "wine"}, ctx=ctx_for(s, script))
+    forked = fork(s, original["thread_id"], router["n"], {"route": "restaurant_wine"}, ctx=ctx_for(s, script))
     assert forked["error"] is None
-    assert forked["path"] == ["contextualize", "route_question", "search_wine", "generate"]
+    assert forked["path"] == ["contextualize", "route_question", "search_collection", "generate"]
     assert forked["answer"] == "from restaurant_wine.md"
     assert {src["collection"] for src in forked["sources"]} == {"restaurant_wine"}
     assert forked["forked_from"] == {"thread": original["thread_id"], "turn": 0, "step": router["n"],
                                      "node": "route_question", "checkpoint_id": router["checkpoint_id"],
-                                     "changes": {"route": "wine"}, "replay": False}
+                                     "changes": {"route": "restaurant_wine"}, "replay": False}
     [note] = [e for e in forked["trace"] if e.get("grader") == "what_if"]
-    assert note["target"] == "route" and note["verdict"] == "wine" and "was menu" in note["reason"]
+    assert note["target"] == "route" and note["verdict"] == "restaurant_wine" and "was restaurant_menu" in note["reason"]
     assert seen(s, original["thread_id"]) == before  # the original thread did not move
     thread = get_registry(s.data_path).get(forked["thread_id"])
     assert thread["origin"] == "fork" and thread["status"] == "done"
     diff = compare_runs(original, forked)
-    assert diff["path"]["diverges_at"] == 2 and not diff["same"]
-    assert {"node": "route_question", "grader": "what_if", "target": "route", "original": "—", "fork": "wine"} \
+    # one retrieval node serves every collection: the paths match, the route and the retrieval differ
+    assert diff["path"]["diverges_at"] == 4 and not diff["same"] and diff["answer_changed"]
+    assert {"node": "route_question", "grader": "what_if", "target": "route", "original": "—", "fork": "restaurant_wine"} \
         in diff["decisions"]
 
 
@@ -84,7 +86,7 @@ def relevant_if_price_of_steak(messages):
 
 
 def test_self_rag_fork_with_a_relevance_verdict_flipped_to_no_rewrites_and_searches_again(s):
-    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["menu"]}, relevance=relevant_if_price_of_steak,
+    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu"]}, relevance=relevant_if_price_of_steak,
                     answer="시그니처 스테이크는 ₩35,000입니다 [1].", grounded={"grounded": "yes"},
                     usefulness={"useful": "yes", "score": 5}, rewrite={"question": "시그니처 스테이크 가격"})
     original = run_script("self_rag", STEAK, s, script)
@@ -164,22 +166,23 @@ def test_react_fork_at_a_tool_call_with_edited_arguments(s, pattern):
 
 
 def test_a_paused_run_is_forked_and_the_fork_pauses_and_resumes_on_its_own(s):
-    script = Script(router={"route": "menu"}, answer=answer_by_source)
+    script = Script(router={"route": "restaurant_menu"}, answer=answer_by_source)
     ctx = ctx_for(s, script)
     paused = run("adaptive", STEAK, s, ctx=ctx, review=True)
     steps = turn_steps(s, paused["thread_id"])["steps"]
     assert steps[-1]["status"] == "paused" and steps[-1]["node"] == "review_documents"
     before = seen(s, paused["thread_id"])
 
-    forked = fork(s, paused["thread_id"], step_of(s, paused["thread_id"], "route_question")["n"], {"route": "wine"}, ctx=ctx)
-    assert forked["interrupted"] and forked["path"][-1] == "search_wine"
+    router = step_of(s, paused["thread_id"], "route_question")["n"]
+    forked = fork(s, paused["thread_id"], router, {"route": "restaurant_wine"}, ctx=ctx)
+    assert forked["interrupted"] and forked["path"][-1] == "search_collection"
     assert get_registry(s.data_path).get(forked["thread_id"])["status"] == "waiting"
     done = resume(forked["thread_id"], {"action": "approve"}, s, ctx=ctx)
     assert done["answer"] == "from restaurant_wine.md"
     resumed = turn_steps(s, forked["thread_id"])
     assert resumed["turns"] == 1 and [st["node"] for st in resumed["steps"]][-2:] == ["review_documents", "generate"]
-    assert fork_info(s, forked["thread_id"])["result"]["forked_from"]["changes"] == {"route": "wine"}
-    retrieval = step_of(s, paused["thread_id"], "search_menu")  # the checkpoint the run paused on
+    assert fork_info(s, forked["thread_id"])["result"]["forked_from"]["changes"] == {"route": "restaurant_wine"}
+    retrieval = step_of(s, paused["thread_id"], "search_collection")  # the checkpoint the run paused on
     kept = retrieval["editable"]["documents"]["value"][:1]
     fewer = fork(s, paused["thread_id"], retrieval["n"], {"documents": kept}, ctx=ctx)
     assert fewer["interrupted"] and [d["id"] for d in fewer["interrupt"]["documents"]] == kept
@@ -188,7 +191,7 @@ def test_a_paused_run_is_forked_and_the_fork_pauses_and_resumes_on_its_own(s):
 
 
 def test_a_failed_run_is_replayed_from_the_step_that_failed(s):
-    model = ScriptedChatModel(replies=[{"route": "menu"}, ConnectionError("Connection refused")])
+    model = ScriptedChatModel(replies=[{"route": "restaurant_menu"}, ConnectionError("Connection refused")])
     ctx = make_context(s, llm=model, grader=model, web=web_down)
     failed = run("adaptive", STEAK, s, ctx=ctx)
     assert failed["error"]
@@ -197,20 +200,20 @@ def test_a_failed_run_is_replayed_from_the_step_that_failed(s):
     model.replies = ["다시 답합니다 [1]."]
     again = fork(s, failed["thread_id"], last["n"], ctx=ctx)
     assert again["answer"] == "다시 답합니다 [1]." and again["error"] is None
-    assert again["path"] == ["contextualize", "route_question", "search_menu", "generate"]
+    assert again["path"] == ["contextualize", "route_question", "search_collection", "generate"]
     assert again["forked_from"]["replay"] is True
     assert again["llm_calls"] == 1 and list(again["usage"]) == ["generate"]  # only the failed step ran again
     assert get_registry(s.data_path).get(failed["thread_id"])["status"] == "failed"
 
 
 def test_a_fork_of_a_fork_and_the_forks_listed_on_each_thread(s):
-    script = Script(router={"route": "menu"}, answer=answer_by_source, direct="안녕하세요")
+    script = Script(router={"route": "restaurant_menu"}, answer=answer_by_source, direct="안녕하세요")
     ctx = ctx_for(s, script)
     original = run("adaptive", STEAK, s, ctx=ctx)
     router = step_of(s, original["thread_id"], "route_question")["n"]
-    wine = fork(s, original["thread_id"], router, {"route": "wine"}, ctx=ctx)
+    wine = fork(s, original["thread_id"], router, {"route": "restaurant_wine"}, ctx=ctx)
     changed = step_of(s, wine["thread_id"], "route_question", nth=1)  # the fork's own, changed step
-    assert changed["changed_by_user"] and changed["editable"]["route"]["value"] == "wine"
+    assert changed["changed_by_user"] and changed["editable"]["route"]["value"] == "restaurant_wine"
     direct = fork(s, wine["thread_id"], changed["n"], {"route": "direct"}, ctx=ctx)
     assert direct["path"][-1] == "direct_answer" and direct["answer"] == "안녕하세요"
     assert [f["thread_id"] for f in forks_of(s, original["thread_id"])] == [wine["thread_id"]]
@@ -220,7 +223,7 @@ def test_a_fork_of_a_fork_and_the_forks_listed_on_each_thread(s):
 
 def test_replay_says_whether_the_run_repeated(s):
     grades = iter(["yes", "yes", "no", "no"])  # the second round of grading disagrees with the first
-    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["menu"]},
+    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu"]},
                     relevance=lambda m: {"relevant": next(grades, "no")}, answer="₩35,000 [1].",
                     grounded={"grounded": "yes"}, usefulness={"useful": "yes", "score": 5},
                     rewrite={"question": "스테이크 가격"})
@@ -236,17 +239,17 @@ def test_replay_says_whether_the_run_repeated(s):
 
 
 def test_forking_an_earlier_turn_keeps_only_the_conversation_up_to_it(s):
-    script = Script(router={"route": "menu"}, answer=answer_by_source, contextualize="와인 리스트의 가격은?")
+    script = Script(router={"route": "restaurant_menu"}, answer=answer_by_source, contextualize="와인 리스트의 가격은?")
     ctx = ctx_for(s, script)
     first = run("adaptive", STEAK, s, ctx=ctx)
     second = run("adaptive", "그럼 와인은?", s, ctx=ctx, thread_id=first["thread_id"])
     assert turn_steps(s, first["thread_id"])["turns"] == 2
     router = step_of(s, first["thread_id"], "route_question")["n"]
-    late = fork(s, first["thread_id"], router, {"route": "wine"}, ctx=ctx)  # the last turn by default
+    late = fork(s, first["thread_id"], router, {"route": "restaurant_wine"}, ctx=ctx)  # the last turn by default
     history = thread_history(s, late["thread_id"])
     assert [t["question"] for t in history] == [STEAK, "그럼 와인은?"]
     assert history[0]["result"]["answer"] == first["answer"] and history[1]["answer"] == "from restaurant_wine.md"
-    early = fork(s, first["thread_id"], router, {"route": "wine"}, turn=0, ctx=ctx)
+    early = fork(s, first["thread_id"], router, {"route": "restaurant_wine"}, turn=0, ctx=ctx)
     assert [t["question"] for t in thread_history(s, early["thread_id"])] == [STEAK]
     assert forks_of(s, first["thread_id"], turn=0)[0]["thread_id"] == early["thread_id"]
     assert second["thread_id"] == first["thread_id"]
@@ -256,14 +259,15 @@ def test_forking_an_earlier_turn_keeps_only_the_conversation_up_to_it(s):
 
 
 @pytest.mark.parametrize("changes, message", [
-    ({"rout": "wine"}, "The adaptive state has no field 'rout'. At step 2 (route_question) you can change: route."),
+    ({"rout": "restaurant_wine"}, "The adaptive state has no field 'rout'. At step 2 (route_question) you can change: route."),
     ({"documents": "x"}, "'documents' cannot be changed at step 2 (route_question). At step 2 (route_question) you can "
-                         "change: route. 'documents' can be changed at step(s) 3 (search_menu)."),
-    ({"route": "beer"}, "Step 2 (route_question): route must be one of menu, wine, web, direct; got beer"),
-    ({"route": "menu"}, "Nothing changes at step 2"),
+                         "change: route. 'documents' can be changed at step(s) 3 (search_collection)."),
+    ({"route": "beer"}, "Step 2 (route_question): route must be one of japan_ict, restaurant_menu, restaurant_wine, "
+                        "usa_ict, web, direct; got beer"),
+    ({"route": "restaurant_menu"}, "Nothing changes at step 2"),
 ])
 def test_a_change_the_step_cannot_take_is_refused_with_what_it_can(s, changes, message):
-    original = run_script("adaptive", STEAK, s, Script(router={"route": "menu"}, answer="답 [1]."))
+    original = run_script("adaptive", STEAK, s, Script(router={"route": "restaurant_menu"}, answer="답 [1]."))
     before = seen(s, original["thread_id"])
     threads = len(get_registry(s.data_path).list())
     with pytest.raises(ForkError) as refused:
@@ -274,10 +278,10 @@ def test_a_change_the_step_cannot_take_is_refused_with_what_it_can(s, changes, m
 
 
 def test_bad_steps_documents_and_tool_calls_are_refused(s):
-    original = run_script("adaptive", STEAK, s, Script(router={"route": "menu"}, answer="답 [1]."))
+    original = run_script("adaptive", STEAK, s, Script(router={"route": "restaurant_menu"}, answer="답 [1]."))
     tid = original["thread_id"]
     with pytest.raises(ForkError, match="This turn has steps 0 to 4; got step 9"):
-        fork(s, tid, 9, {"route": "wine"})
+        fork(s, tid, 9, {"route": "restaurant_wine"})
     with pytest.raises(ForkError, match=r"unknown document id\(s\) nope; the documents at this step are: "):
         fork(s, tid, 3, {"documents": "nope"})
     with pytest.raises(ForkError, match="you can change: nothing"):
@@ -286,7 +290,7 @@ def test_bad_steps_documents_and_tool_calls_are_refused(s):
         fork(s, "nope", 1)
     get_registry(s.data_path).set_status(tid, "running")
     with pytest.raises(ForkError, match="still running"):
-        fork(s, tid, 2, {"route": "wine"})
+        fork(s, tid, 2, {"route": "restaurant_wine"})
     get_registry(s.data_path).set_status(tid, "done")
     llm = ScriptedChatModel(replies=[_text_step("usa_ict", "CHIPS"), "Final Answer: 527억"])
     react = run("react", "미국 반도체?", s, ctx=make_context(s, llm=llm, grader=llm, web=web_down))

@@ -22,25 +22,27 @@ def _cli(*args, data_dir):
 
 
 def test_steps_and_a_fork_from_the_command_line_in_a_new_process(sample_settings, sample_data_dir):
-    original = run_script("adaptive", STEAK, sample_settings.with_(k=2), Script(router={"route": "menu"}, answer="₩35,000 [1]."))
+    original = run_script("adaptive", STEAK, sample_settings.with_(k=2),
+                          Script(router={"route": "restaurant_menu"}, answer="₩35,000 [1]."))
     tid = original["thread_id"]
 
     listed = _cli("steps", tid, "--json", data_dir=sample_data_dir)
     assert listed.returncode == 0, listed.stderr
     steps = json.loads(listed.stdout)
-    assert [st["node"] for st in steps["steps"]] == ["__start__", "contextualize", "route_question", "search_menu", "generate"]
-    assert steps["steps"][2]["wrote"] == {"route": "menu"} and steps["forks"] == []
+    assert [st["node"] for st in steps["steps"]] == ["__start__", "contextualize", "route_question", "search_collection",
+                                                     "generate"]
+    assert steps["steps"][2]["wrote"] == {"route": "restaurant_menu"} and steps["forks"] == []
     text = _cli("steps", tid, data_dir=sample_data_dir).stdout
-    assert "route_question" in text and "change: route (menu|wine|web|direct)" in text
+    assert "route_question" in text and "change: route (japan_ict|restaurant_menu|restaurant_wine|usa_ict|web|direct)" in text
 
-    forked = _cli("fork", tid, "--step", "2", "--set", "route=wine", "--json", data_dir=sample_data_dir)
+    forked = _cli("fork", tid, "--step", "2", "--set", "route=restaurant_wine", "--json", data_dir=sample_data_dir)
     assert forked.returncode == 0, forked.stderr
     result = json.loads(forked.stdout)
     for key in ("answer", "pattern", "thread_id", "termination_reason", "sources", "trace", "llm_calls", "interrupted"):
         assert key in result  # the same result as `ask`
-    assert result["forked_from"]["thread"] == tid and result["forked_from"]["changes"] == {"route": "wine"}
+    assert result["forked_from"]["thread"] == tid and result["forked_from"]["changes"] == {"route": "restaurant_wine"}
     assert result["forked_from"]["checkpoint_id"] == steps["steps"][2]["checkpoint_id"]
-    assert result["path"] == ["contextualize", "route_question", "search_wine", "generate"]
+    assert result["path"] == ["contextualize", "route_question", "search_collection", "generate"]
     assert result["provider"] == "embedded" and result["llm_calls"] == 1  # only the answer, on the real model
     assert {src["collection"] for src in result["sources"]} == {"restaurant_wine"}
 
@@ -52,11 +54,12 @@ def test_steps_and_a_fork_from_the_command_line_in_a_new_process(sample_settings
 
 
 def test_a_change_the_step_does_not_have_is_one_clear_line(sample_settings, sample_data_dir):
-    original = run_script("adaptive", STEAK, sample_settings.with_(k=2), Script(router={"route": "menu"}, answer="답 [1]."))
+    original = run_script("adaptive", STEAK, sample_settings.with_(k=2),
+                          Script(router={"route": "restaurant_menu"}, answer="답 [1]."))
     for args, message in (
             (["--step", "2", "--set", "documents=x"], "error: 'documents' cannot be changed at step 2 (route_question)."),
             (["--step", "2", "--set", "route"], "error: --set needs key=value, got 'route'"),
-            (["--step", "7", "--set", "route=wine"], "error: This turn has steps 0 to 4; got step 7.")):
+            (["--step", "7", "--set", "route=restaurant_wine"], "error: This turn has steps 0 to 4; got step 7.")):
         proc = _cli("fork", original["thread_id"], *args, data_dir=sample_data_dir)
         assert proc.returncode == 2 and proc.stderr.startswith(message), proc.stderr
         assert "Traceback" not in proc.stderr

@@ -12,12 +12,12 @@ from core.diagram import highlight_pair
 from core.fork import ForkError, stream_fork
 from core.fork_diff import compare_runs
 from core.fork_store import forks_of
+from core.render import safe_markdown, source_links
 from core.steps import StepsError, locate_turn, turn_steps
 from ui.graph_view import mermaid_text
 from ui.i18n import STRINGS, t
 from ui.live import run_live
 from ui.pages import page_for
-from ui.trace_panel import termination_badge
 
 STRINGS.update({
     "whatif": ("What if? Steps of this run", "만약에? 이 실행의 단계"),
@@ -233,8 +233,11 @@ def _column(original: dict, fork: dict | None, pattern: str) -> None:
     if fork is not None and fork["forked_from"]["replay"]:
         same = diff["same"]
         st.badge(t("wi_same" if same else "wi_differs"), icon="✅" if same else "🎲", color="green" if same else "orange")
-    termination_badge(run)
-    st.markdown(run.get("answer") or run.get("error") or run.get("termination_message") or "")
+    from ui.result_view import answer_checks  # result_view shows this panel: imported late
+
+    answer_checks(run)
+    st.markdown(safe_markdown(run.get("answer") or run.get("error") or run.get("termination_message") or "",
+                              source_links(run)))  # model text: no images, links only to the run's sources
     cut = diff["path"]["diverges_at"] if fork is not None else len(run.get("path") or [])
     st.markdown(" → ".join(f"**`{n}`**" if i >= cut else f"`{n}`" for i, n in enumerate(run.get("path") or [])))
     figures = "wi_figures" if fork is None else "wi_after_fork"
