@@ -22,7 +22,7 @@ SLOW = 600.0
 
 
 def context(settings, slow: bool):
-    script = Script(router={"route": "menu"}, answer=ANSWER, contextualize="스테이크 가격은?")
+    script = Script(router={"route": "restaurant_menu"}, answer=ANSWER, contextualize="스테이크 가격은?")
     model = ScriptedChatModel(responder=script, delay=lambda m: SLOW if slow and role_of(m) == "answer" else 0.0)
     return make_context(settings, llm=model, grader=model, web=lambda q: None)
 

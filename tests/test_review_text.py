@@ -25,8 +25,9 @@ def data_settings(sample_data_dir, tmp_path):
 
 def test_the_cli_review_shows_each_document_whole_and_the_model_reads_exactly_that(data_settings, monkeypatch, capsys,
                                                                                      tmp_path):
+    monkeypatch.setenv("RAG_EMBEDDED_DOC_CHARS", "0")  # no cap for the built-in model: the whole chunk is read
     long_text = add_long_menu_chunk(data_settings, tmp_path)
-    script = Script(router={"route": "menu"}, answer=ANSWER)
+    script = Script(router={"route": "restaurant_menu"}, answer=ANSWER)
     model = ScriptedChatModel(responder=script)
     monkeypatch.setattr(core.models, "get_chat_model", lambda settings, role="main": model)
     code = main(["--data-dir", str(data_settings.data_path), "ask", "--pattern", "adaptive", "--review",

@@ -34,7 +34,7 @@ def data_settings(sample_data_dir, tmp_path):
 
 def ctx_for(settings, answer: str, slow: float = 0.0, gate: threading.Event | None = None):
     """A scripted context: follow-ups are rewritten to themselves, the answer may wait (seconds or a gate)."""
-    script = Script(router={"route": "menu"}, answer=answer, contextualize=lambda m: m[-1].content)
+    script = Script(router={"route": "restaurant_menu"}, answer=answer, contextualize=lambda m: m[-1].content)
 
     def delay(messages) -> float:
         if role_of(messages) == "answer" and gate is not None:

@@ -1,6 +1,6 @@
 """Scripted replies chosen by which prompt is asking, so concurrent graders stay deterministic.
 
-    script = Script(router={"route": "menu"}, answer="₩35,000 [1]")
+    script = Script(router={"route": "restaurant_menu"}, answer="₩35,000 [1]")
     llm = ScriptedChatModel(responder=script)
 
 A value is one reply (always), a list (one per call, the last repeats) or a callable(messages).
