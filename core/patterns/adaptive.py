@@ -33,7 +33,7 @@ from core.patterns.common import (
     search_collections,
     search_web,
 )
-from core.prompts import escape_fences
+from core.prompts import answer_request, escape_fences
 from core.prompts import workflow as P
 from core.sources import MAX_OFFERED, closest
 from core.trace import add_or_reset, event, stop
@@ -165,7 +165,7 @@ def build(ctx: RunContext) -> StateGraph:
             docs.extend(part["documents"])
             blocks.append(escape_fences(f"Q: {part['question']}\nA: {text}"))
         system = P.SYNTHESISE_SYSTEM.format(sub_answers="\n\n".join(blocks))
-        reply = ctx.llm.invoke([("system", system), ("human", state["standalone_question"])])
+        reply = ctx.llm.invoke([("system", system), ("human", answer_request(state["standalone_question"]))])
         answer = str(reply.content).strip()
         return {**final(answer, docs),
                 **stop("synthesise", "answered", f"synthesised from {len(parts)} sub-answer(s)")}

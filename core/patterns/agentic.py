@@ -20,6 +20,7 @@ from core.context import RunContext
 from core.patterns import Pattern
 from core.patterns.common import BaseState, final, make_contextualize, run_sources, say
 from core.prompts import agents as P
+from core.prompts import answer_request
 from core.tools import (
     MAX_TOOL_CALLS,
     action_event,
@@ -131,7 +132,7 @@ def build(ctx: RunContext) -> StateGraph:
 
     def generate(state: AgenticState) -> dict:
         system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))
-        reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(state["standalone_question"])])
+        reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
         return {"draft": str(reply.content).strip()}
 
     def verify_citations_node(state: AgenticState) -> dict:

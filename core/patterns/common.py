@@ -118,12 +118,15 @@ def answer_from_documents(ctx: RunContext, question: str, docs: list[Document], 
     system = prompts.ANSWER_SYSTEM.format(documents=prompts.format_documents(docs))
     if extra:
         system += "\n\n" + extra
-    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(question)])
+    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(prompts.answer_request(question))])
     return str(reply.content).strip()
 
 
 def answer_directly(ctx: RunContext, messages: list[AnyMessage]) -> str:
-    reply = ctx.llm.invoke([SystemMessage(prompts.DIRECT_SYSTEM), *messages[-8:]])
+    recent = list(messages[-8:])
+    if recent and recent[-1].type == "human":  # name the language to answer in, as for document answers
+        recent[-1] = HumanMessage(prompts.answer_request(str(recent[-1].content)))
+    reply = ctx.llm.invoke([SystemMessage(prompts.DIRECT_SYSTEM), *recent])
     return str(reply.content).strip()
 
 

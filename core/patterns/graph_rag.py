@@ -19,7 +19,7 @@ from core.context import RunContext
 from core.patterns import Pattern
 from core.patterns.common import BaseState, answer_directly, final, make_contextualize, run_sources, say
 from core.prompts import agents as P
-from core.prompts import escape_fences
+from core.prompts import answer_request, escape_fences
 from core.trace import event, progress_reporter, stop
 
 HOPS = 2
@@ -110,7 +110,7 @@ def build(ctx: RunContext) -> StateGraph:
     def generate(state: GraphRagState) -> dict:
         relations = state["relations"]
         system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
-        reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(state["standalone_question"])])
+        reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
         docs = eg.relation_documents(relations)
         return {**final(str(reply.content).strip(), docs),
                 **stop("generate", "answered", f"answered from {len(relations)} relation(s) around "

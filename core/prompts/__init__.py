@@ -28,6 +28,20 @@ understood without the conversation. Keep its language. Keep names, terms and nu
 If it is already standalone, return it unchanged. Reply with the question only."""
 
 
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def answer_request(question: str) -> str:
+    """The user turn of an answer prompt: the question, then the language to answer in.
+
+    Small models follow "answer in the language of the question" loosely (a 1.5B model answered a
+    Korean question in English), so the language is named explicitly, last, where it weighs most.
+    """
+    if _HANGUL.search(question):
+        return f"{question}\n\n(한국어로 답하세요. Answer in Korean.)"
+    return f"{question}\n\n(Answer in the language of this question.)"
+
+
 # the tags prompts fence data with; inside the data they are escaped so a document cannot close its fence
 FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers")
 _FENCE_TAG = re.compile(rf"<(\s*/?\s*)({'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
