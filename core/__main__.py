@@ -75,6 +75,11 @@ def cmd_doctor(settings: Settings, args) -> int:
     from core.models import ProviderError, check, resolve_provider
     from core.web_search import web_status
 
+    backends = report_backends(settings)
+    for backend in backends:
+        print(backend.line())
+    if not all(b.ok for b in backends):
+        return 1
     try:
         _prepare_model(settings)
     except ProviderError as exc:
@@ -389,11 +394,37 @@ def cmd_patterns(settings: Settings, args) -> int:
     return 0
 
 
+def report_backends(settings: Settings):
+    from core.backends import report
+
+    return report(settings)
+
+
+def cmd_migrate(settings: Settings, args) -> int:
+    from core.migrate import migrate
+    from core.secrets import mask_url
+
+    to_database = args.to_database or ""
+    if to_database and not to_database.startswith(("postgresql://", "postgres://")):
+        sys.stderr.write("error: --to-database takes a postgresql:// URL\n")
+        return 2
+    targets = [f"Postgres {mask_url(to_database)}"] * bool(to_database)
+    targets += [f"Chroma {mask_url(args.to_chroma)}"] * bool(args.to_chroma)
+    sys.stderr.write(f"copying {settings.data_path} to {' and '.join(targets)}\n")
+    counts = migrate(settings.data_path, to_database, args.to_chroma or "",
+                     progress=lambda text: sys.stderr.write(f"  {text}\n"))
+    if args.json:
+        print(json.dumps(counts))
+    for what, tally in counts.items():
+        print(f"{what:<12}: {tally['copied']} copied, {tally['present']} already there")
+    return 0
+
+
 def cmd_threads(settings: Settings, args) -> int:
     from core.threads import get_registry
 
     # reading the registry closes runs whose process is gone (interrupted); a live process's runs stay running
-    for t in get_registry(settings.data_path).list(pattern=args.pattern):
+    for t in get_registry(settings).list(pattern=args.pattern):
         print(f"{t['thread_id']}  {t['pattern']:<12} {t['status']:<11} {t['origin']:<7} {t['title']}")
     return 0
 
@@ -402,13 +433,14 @@ def cmd_prune(settings: Settings, args) -> int:
     from core.checkpoint import prune
 
     try:
-        report = prune(settings.data_path, keep_last=args.keep_last, older_than_days=args.older_than,
+        report = prune(settings, keep_last=args.keep_last, older_than_days=args.older_than,
                        vacuum=args.vacuum)
     except ValueError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    store = "Postgres" if settings.database_url else "checkpoints.sqlite"
     print(f"deleted {report['deleted']} checkpoint(s), kept {report['kept']} across {report['threads']} thread(s); "
-          f"checkpoints.sqlite {report['bytes_before'] / 2**20:.1f} MiB -> {report['bytes_after'] / 2**20:.1f} MiB"
+          f"{store} {report['bytes_before'] / 2**20:.1f} MiB -> {report['bytes_after'] / 2**20:.1f} MiB"
           + ("" if args.vacuum else " (add --vacuum to give the space back to the disk)"))
     return 0
 
@@ -493,6 +525,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--older-than", type=float, metavar="DAYS", help="delete checkpoints older than DAYS days")
     p.add_argument("--vacuum", action="store_true", help="then compact the database file")
 
+    p = sub.add_parser("migrate", help="copy this data directory to Postgres and/or a Chroma server (safe to repeat)")
+    p.add_argument("--to-database", metavar="URL", help="postgresql://user:password@host:5432/db")
+    p.add_argument("--to-chroma", metavar="URL", help="http://host:8000 (a `chroma run` server)")
+    p.add_argument("--json", action="store_true")
+
     for name in ("ask", "resume", "fork", "eval"):  # allow the global options after the sub-command too
         sub.choices[name].add_argument("--provider", choices=PROVIDERS, dest="provider_late")
         sub.choices[name].add_argument("--model", dest="model_late")
@@ -504,7 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "collections": cmd_collections, "ask": cmd_ask,
                "resume": cmd_resume, "threads": cmd_threads, "prune": cmd_prune, "patterns": cmd_patterns,
                "steps": cmd_steps, "fork": cmd_fork,
-               "bench": cmd_bench, "eval": cmd_eval}[args.command]
+               "bench": cmd_bench, "eval": cmd_eval, "migrate": cmd_migrate}[args.command]
     from core.models import ProviderError
 
     try:

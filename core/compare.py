@@ -15,7 +15,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 
-from core import owner
+from core import owner, saved_records
 from core.config import Settings
 from core.runner import check_question, stream_run
 
@@ -148,6 +148,9 @@ def _folder(settings: Settings):
 
 
 def save_comparison(record: dict, settings: Settings) -> None:
+    if saved_records.in_database(settings):
+        saved_records.save(settings, "comparison", record["id"], record)
+        return
     path = _folder(settings) / f"{record['id']}.json"
     partial = path.with_suffix(".part")  # written whole, then renamed: a reader never sees half a record
     partial.write_text(json.dumps(record, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
@@ -157,16 +160,27 @@ def save_comparison(record: dict, settings: Settings) -> None:
 def list_comparisons(settings: Settings) -> list[dict]:
     """Past comparisons, newest first: id, date, question, patterns, running."""
     out = []
-    for path in sorted(_folder(settings).glob("*.json"), reverse=True):
-        try:
-            record = _settled(json.loads(path.read_text(encoding="utf-8")), settings)
-        except (OSError, ValueError):
-            continue
+    if saved_records.in_database(settings):
+        records = [record for _id, record in saved_records.listed(settings, "comparison")]
+    else:
+        records = []
+        for path in sorted(_folder(settings).glob("*.json"), reverse=True):
+            try:
+                records.append(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError):
+                continue
+    for record in records:
+        record = _settled(record, settings)
         out.append({k: record.get(k) for k in ("id", "date", "question", "patterns")} | {"running": is_running(record)})
     return out
 
 
 def load_comparison(settings: Settings, compare_id: str) -> dict:
+    if saved_records.in_database(settings):
+        record = saved_records.load(settings, "comparison", compare_id)
+        if record is None:
+            raise KeyError(f"no saved comparison {compare_id!r}")
+        return _settled(record, settings)
     path = _folder(settings) / f"{compare_id}.json"
     if not path.is_file() or path.parent != _folder(settings):
         raise KeyError(f"no saved comparison {compare_id!r}")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from core.secrets import SECRET_FIELDS, clean_secret
+from core.secrets import SECRET_FIELDS, URL_FIELDS, clean_secret, mask_url
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STANDARD_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "TAVILY_API_KEY")
@@ -75,10 +75,13 @@ class Settings:
     model_cache_dir: str = ""  # assembled embedded models; empty: the user's cache (~/.cache/agentic-rag-studio)
     embedded_k: int = 3  # the embedded model reads at most this many documents per retrieval...
     embedded_doc_chars: int = 600  # ...and at most this many characters of each (2 cores read ~150 tokens/s)
+    # teams (docs/DEPLOY.md): empty = the embedded files under data_dir; set = shared servers for every replica
+    database_url: str = ""  # postgresql://user:pass@host:5432/rag: threads, runs, checkpoints, comparisons, evaluations
+    chroma_url: str = ""  # http://host:8000: a Chroma server for the knowledge base
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):
-        for name in SECRET_FIELDS:  # however a key arrives (env, .env, sidebar, code), it is used stripped
+        for name in (*SECRET_FIELDS, *URL_FIELDS):  # however a key arrives (env, .env, sidebar, code), it is used stripped
             object.__setattr__(self, name, clean_secret(getattr(self, name)))
 
     @property
@@ -101,6 +104,8 @@ class Settings:
         out = asdict(self)
         for name in SECRET_FIELDS:
             out[name] = "***" if out[name] else ""
+        for name in URL_FIELDS:
+            out[name] = mask_url(out[name])
         return out
 
     def with_(self, **changes) -> Settings:

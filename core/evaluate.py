@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from core import saved_records
 from core.config import Settings
 from core.question_set import BUILTIN
 
@@ -144,16 +145,23 @@ def evaluate(settings: Settings, patterns: list[str], items: list[dict],
             "provider": provider, "model": model_name(settings, provider), "patterns": per_pattern}
 
 
-def save(report: dict, settings: Settings) -> Path:
+def save(report: dict, settings: Settings) -> Path | str:
+    """Save an evaluation: a file under data/evals, or a row of the shared database (its name is returned)."""
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{report['provider']}.json"
+    if saved_records.in_database(settings):
+        saved_records.save(settings, "evaluation", name, report)
+        return f"the database (evaluation {name})"
     folder = settings.data_path / "evals"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{report['provider']}.json"
+    path = folder / name
     path.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
     return path
 
 
 def saved_reports(settings: Settings) -> list[dict]:
     """Every saved evaluation, newest first, each with its file name."""
+    if saved_records.in_database(settings):
+        return [{**report, "file": name} for name, report in saved_records.listed(settings, "evaluation")]
     folder = settings.data_path / "evals"
     reports = []
     for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:

@@ -49,7 +49,7 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
     Not a generator: the fork is checked and its thread written on the call, so ``ForkError`` comes before
     any event (and before anything is written).
     """
-    registry = get_registry(settings.data_path)
+    registry = get_registry(settings)
     parent = registry.get(thread_id or "")
     if parent and parent["status"] == "running":
         raise ForkError(f"Thread {thread_id} is still running: fork it when the run has finished or paused.")
@@ -69,9 +69,9 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
         if plan["update"]:
             _apply(graph, new_id, plan)
     except Exception:  # leave nothing half-made behind
-        registry.delete(new_id, get_checkpointer(settings.data_path))
+        registry.delete(new_id, get_checkpointer(settings))
         raise
-    ForkStore.of(settings.data_path).add(new_id, forked_from, runs_before, copied)
+    ForkStore.of(settings).add(new_id, forked_from, runs_before, copied)
     return stream_run(raw["pattern"].id, question, settings, thread_id=new_id, ctx=ctx, origin="fork",
                       continue_from={"path": plan["path"], "forked_from": forked_from,
                                      "message_id": _turn_message(plan["base"])})
@@ -194,7 +194,7 @@ def _synced_messages(graph, values: dict, update: dict) -> dict:
 def _copy_thread(settings: Settings, graph, source: str, target: str, base) -> int:
     """Copy the chain of top-level checkpoints up to ``base`` into ``target``; base's own writes stay behind
     (the tasks after it must run again in the fork). Returns the number of checkpoints copied."""
-    saver = get_checkpointer(settings.data_path)
+    saver = get_checkpointer(settings)
     tuples = {t.config["configurable"]["checkpoint_id"]: t
               for t in saver.list({"configurable": {"thread_id": source, "checkpoint_ns": ""}})}
     line, cid = [], checkpoint_id(base)
@@ -219,7 +219,7 @@ def _copy_thread(settings: Settings, graph, source: str, target: str, base) -> i
 
 def _copy_runs(settings: Settings, source: str, target: str, turn: int, pattern: str, question: str) -> int:
     """Register the fork's thread with the runs of the turns before the forked one (its conversation so far)."""
-    registry = get_registry(settings.data_path)
+    registry = get_registry(settings)
     registry.touch(target, pattern, question, "done", origin="fork")
     earlier = [r for r, t in run_turns(settings, source) if t is not None and t < turn]
     for run in earlier:

@@ -23,10 +23,10 @@ def thread_history(settings: Settings, thread_id: str) -> list[dict]:
     that answered that question (matched by id, so an abandoned run never shifts the later turns),
     None while it runs. The last turn has ``interrupt`` when the thread waits for a review.
     """
-    item = latest(settings.data_path, thread_id)
+    item = latest(settings, thread_id)
     if item is None:
         return []
-    runs = get_registry(settings.data_path).runs(thread_id)
+    runs = get_registry(settings).runs(thread_id)
     # a fork's runs answer messages copied from its parent thread: their records name those messages
     by_message = {(r["result"] or {}).get("message_id") or turn_message_id(r["id"]): r for r in runs}
     # runs recorded before turns carried their run id: matched in order, as they always were
@@ -51,8 +51,8 @@ def thread_history(settings: Settings, thread_id: str) -> list[dict]:
 def pending_reviews(settings: Settings) -> list[dict]:
     """Every thread paused at an interrupt, oldest first, with what it waits for."""
     out = []
-    for thread in get_registry(settings.data_path).list(status="waiting"):
-        item = latest(settings.data_path, thread["thread_id"])
+    for thread in get_registry(settings).list(status="waiting"):
+        item = latest(settings, thread["thread_id"])
         waiting = interrupts_of(item)
         if not waiting:
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import hashlib
 import re
@@ -10,6 +11,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
@@ -90,9 +92,39 @@ def _client(path: Path):
         return _clients[key]
 
 
-def store_generation(data_path: Path) -> int:
-    """A number that changes when the store under ``data_path`` was recreated: cached facts about it expire."""
-    path = data_path / "chroma"
+def _http_client(url: str):
+    """One client per Chroma server per process (``RAG_CHROMA_URL``): every replica shares its collections."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    with _clients_lock:
+        if url not in _clients:
+            parts = urlsplit(url)
+            ssl = parts.scheme == "https"
+            headers = {}
+            if parts.password:  # a server behind a proxy with basic auth: user:password in the URL
+                token = base64.b64encode(f"{unquote(parts.username or '')}:{unquote(parts.password)}".encode()).decode()
+                headers["Authorization"] = f"Basic {token}"
+            _clients[url] = chromadb.HttpClient(host=parts.hostname or "localhost", port=parts.port or (443 if ssl else 8000),
+                                                ssl=ssl, headers=headers or None,
+                                                settings=ChromaSettings(anonymized_telemetry=False))
+            _generations[url] = 1
+        return _clients[url]
+
+
+def store_client(settings: Settings):
+    """The Chroma client of these settings: the server of ``chroma_url``, or the files under the data directory."""
+    return _http_client(settings.chroma_url) if settings.chroma_url else _client(settings.data_path / "chroma")
+
+
+def store_generation(where) -> int:
+    """A number that changes when the store was recreated: cached facts about it expire.
+
+    ``where``: Settings (their Chroma server when one is set) or a data directory.
+    """
+    if getattr(where, "chroma_url", ""):
+        return 1  # a server's store is not recreated under a running replica
+    path = Path(getattr(where, "data_dir", where)) / "chroma"
     _client(path)
     return _generations[str(path.resolve())]
 
@@ -104,7 +136,7 @@ class KnowledgeBase:
         self.settings = settings
         self.embeddings = embeddings or get_embeddings(settings)
         self.model_id = embedding_model_id(self.embeddings)
-        self.client = _client(settings.data_path / "chroma")
+        self.client = store_client(settings)
         # one embedding per query text, however many collections it is searched in
         self.embed_query = functools.lru_cache(maxsize=256)(self.embeddings.embed_query)
 

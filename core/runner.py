@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -21,6 +20,8 @@ from langgraph.types import Command
 from core.checkpoint import get_checkpointer, pending_interrupts
 from core.config import Settings
 from core.context import RunContext, make_context
+from core.db import errors as db_errors
+from core.db import transient_errors
 from core.history import pending_reviews, thread_history, turn_message_id  # noqa: F401  (also imported from here)
 from core.models import friendly_error, model_name, resolve_provider
 from core.patterns import compile_pattern, get_pattern
@@ -62,7 +63,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     Every run that claimed its thread is closed with a status, whatever happens: a consumer that
     stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
-    registry = get_registry(settings.data_path)
+    registry = get_registry(settings)
     if resume is not None:
         thread = registry.get(thread_id or "")
         if not thread:
@@ -83,7 +84,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         ctx = ctx or make_context(settings, **options)
         provider = resolve_provider(settings)
         result.update(provider=provider, model=model_name(settings, provider))
-        graph = compile_pattern(pattern, ctx, get_checkpointer(settings.data_path))
+        graph = compile_pattern(pattern, ctx, get_checkpointer(settings))
     except Exception as exc:  # provider misconfigured, model missing: one clear line
         result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))
         yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
@@ -168,7 +169,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
             if stream is not None:
                 stream.close()
             # a resume stopped before its review node ran: the thread still waits for that review
-            paused = status == "cancelled" and bool(pending_interrupts(settings.data_path, thread_id))
+            paused = status == "cancelled" and bool(pending_interrupts(settings, thread_id))
         except Exception as exc:  # nothing may keep the run from being closed below
             log.warning("while closing run %s: %s", run_id, exc)
             paused = False
@@ -205,14 +206,14 @@ def _claim(registry, thread_id: str, pattern_id: str, question: str | None, orig
         return registry.begin_turn(thread_id, pattern_id, question, origin), {}
     except ThreadBusyError as exc:
         raise RunInputError(str(exc)) from None
-    except sqlite3.OperationalError as exc:  # the registry stayed locked: nothing started, nothing lost
+    except transient_errors() as exc:  # the registry stayed locked or unreachable: nothing started, nothing lost
         raise RunInputError(f"The thread registry is busy ({exc}); try again in a moment.") from None
 
 
 def _close(registry, run_id: int, status: str, result: dict) -> None:
     try:
         registry.finish_run(run_id, status, result)
-    except sqlite3.Error as exc:  # the run is no longer this process's: the next reader closes it as interrupted
+    except db_errors() as exc:  # the run is no longer this process's: the next reader closes it as interrupted
         log.warning("could not record the end of run %s (%s); it will be marked interrupted", run_id, exc)
 
 

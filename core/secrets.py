@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 # provider -> the setting that holds its key (the sidebar offers these for typing)
 PROVIDER_KEY_FIELDS = {"openai": "openai_api_key", "openai-compatible": "compat_api_key"}
 SECRET_FIELDS = (*PROVIDER_KEY_FIELDS.values(), "tavily_api_key", "app_password")
+# settings that are URLs of shared servers: shown and stored with their password masked, the password redacted
+URL_FIELDS = ("database_url", "chroma_url")
 MASK = "***"
 # an Authorization header value, whatever the token is (a key we do not know, or one in an odd form)
 _BEARER = re.compile(r"\b([Bb]earer)(\s+|%20|\+)(?!\*\*\*)[^\s'\"\\,;)\]}]+")
@@ -30,7 +32,31 @@ def secret_values(settings) -> list[str]:
         return []
     if isinstance(settings, (list, tuple, set)):
         return [s for s in settings if s]
-    return [value for name in SECRET_FIELDS if (value := getattr(settings, name, ""))]
+    keys = [value for name in SECRET_FIELDS if (value := getattr(settings, name, ""))]
+    return keys + [password for name in URL_FIELDS if (password := url_password(getattr(settings, name, "")))]
+
+
+def url_password(url: str) -> str:
+    """The password inside ``scheme://user:password@host/...`` (decoded), or ''."""
+    try:
+        return unquote(urlsplit(str(url or "")).password or "")
+    except ValueError:
+        return ""
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its password replaced by *** (what may be shown, logged or stored)."""
+    url = str(url or "")
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return MASK if url else ""
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    netloc = f"{parts.username or ''}:{MASK}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
 def _forms(secret: str) -> set[str]:

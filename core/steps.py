@@ -37,14 +37,14 @@ def reading_context(settings: Settings) -> RunContext:
 
 def open_graph(settings: Settings, thread_id: str, ctx: RunContext | None = None):
     """(pattern, compiled graph on the shared checkpointer) of a registered thread."""
-    thread = get_registry(settings.data_path).get(thread_id or "")
+    thread = get_registry(settings).get(thread_id or "")
     if not thread:
         raise StepsError(f"Unknown thread {thread_id!r}: `python -m core threads` lists them.")
     try:
         pattern = get_pattern(thread["pattern"])
     except KeyError as exc:
         raise StepsError(str(exc)) from None
-    graph = compile_pattern(pattern, ctx or reading_context(settings), get_checkpointer(settings.data_path))
+    graph = compile_pattern(pattern, ctx or reading_context(settings), get_checkpointer(settings))
     return pattern, graph
 
 
@@ -185,7 +185,7 @@ def run_turns(settings: Settings, thread_id: str, ctx: RunContext | None = None)
     Runs and turns are matched in order by question: a run that failed before its graph started has a
     record but no checkpoints, so it has no turn (None).
     """
-    runs = [r for r in get_registry(settings.data_path).runs(thread_id) if r["status"] != "running"]
+    runs = [r for r in get_registry(settings).runs(thread_id) if r["status"] != "running"]
     _, graph = open_graph(settings, thread_id, ctx)
     questions = [t[1].values.get("question") if len(t) > 1 else None for t in split_turns(chain(graph, thread_id))]
     out, turn = [], -1

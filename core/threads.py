@@ -11,13 +11,13 @@ next reader: ``interrupted``, or ``waiting`` again when its thread is still paus
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from core import owner
+from core.db import Database, database_url, shared_database, transient_errors
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -44,35 +44,47 @@ class ThreadBusyError(RuntimeError):
     """The thread cannot take this run now: a turn is running, a review is pending or being resumed."""
 
 
-# run ids this process is running, per registry file: the only judge of its own runs
+# run ids this process is running, per registry (file or database): the only judge of its own runs
 _active: dict[str, set[int]] = {}
 
 
 class ThreadRegistry:
-    def __init__(self, data_dir: Path, still_paused: Callable[[str], bool] | None = None):
-        """``still_paused(thread_id)`` says whether the thread's graph waits at an interrupt (from the checkpoints)."""
-        path = Path(data_dir) / "threads.sqlite"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.lock = threading.Lock()
-        self.active = _active.setdefault(str(path.resolve()), set())
+    def __init__(self, data_dir, still_paused: Callable[[str], bool] | None = None):
+        """``data_dir``: a data directory (SQLite file), or Settings / a URL naming a Postgres database.
+
+        ``still_paused(thread_id)`` says whether the thread's graph waits at an interrupt (from the checkpoints).
+        """
+        url = database_url(data_dir)
+        self.database = shared_database(url) if url else Database(sqlite_path=Path(data_dir) / "threads.sqlite")
+        self.active = _active.setdefault(self.database.key, set())
         self.still_paused = still_paused
-        self.db = sqlite3.connect(str(path), check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
-        with self.lock, self.db:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
-            columns = {row[1] for row in self.db.execute("PRAGMA table_info(threads)")}
+        if not url:
+            self._sqlite_schema()
+
+    def _sqlite_schema(self) -> None:
+        with self.database.transaction() as tx:
+            tx.execute("PRAGMA journal_mode=WAL")
+            tx.execute("PRAGMA synchronous=NORMAL")
+            tx.conn.executescript(_SCHEMA)
+            columns = {row["name"] for row in tx.execute("PRAGMA table_info(threads)").rows}
             if "origin" not in columns:  # a registry from before origins: its threads were all chats
-                self.db.execute("ALTER TABLE threads ADD COLUMN origin TEXT NOT NULL DEFAULT 'chat'")
-            run_columns = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+                tx.execute("ALTER TABLE threads ADD COLUMN origin TEXT NOT NULL DEFAULT 'chat'")
+            run_columns = {row["name"] for row in tx.execute("PRAGMA table_info(runs)").rows}
             for column, kind in (("owner_host", "TEXT"), ("owner_pid", "INTEGER"), ("owner_started", "TEXT")):
                 if column not in run_columns:  # from before owners: its running runs count as orphans
-                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
+                    tx.execute(f"ALTER TABLE runs ADD COLUMN {column} {kind}")
 
-    def _exec(self, sql: str, args: tuple = ()) -> list[sqlite3.Row]:
-        with self.lock, self.db:
-            return self.db.execute(sql, args).fetchall()
+    @property
+    def db(self):
+        """The SQLite connection (tests swap in one that reports "database is locked")."""
+        return self.database.conn
+
+    @db.setter
+    def db(self, conn) -> None:
+        self.database.conn = conn
+
+    def _exec(self, sql: str, args: tuple = ()) -> list[dict]:
+        return self.database.execute(sql, args).rows
 
     # -- threads
 
@@ -128,8 +140,8 @@ class ThreadRegistry:
         if origin not in ORIGINS:
             raise ValueError(f"unknown thread origin {origin!r}; expected one of {', '.join(ORIGINS)}")
         now, me = time.time(), owner.current()
-        with self.lock, self.db:
-            claimed = self.db.execute(
+        with self.database.transaction() as tx:
+            claimed = tx.execute(
                 "INSERT INTO threads(thread_id, pattern, title, status, created_at, updated_at, origin) "
                 "VALUES (?,?,?,'running',?,?,?) ON CONFLICT(thread_id) "
                 "DO UPDATE SET status='running', updated_at=excluded.updated_at, "
@@ -137,15 +149,15 @@ class ThreadRegistry:
                 f"WHERE threads.status NOT IN {BUSY}",
                 (thread_id, pattern, question[:80], now, now, origin)).rowcount
             if not claimed:
-                status = self.db.execute("SELECT status FROM threads WHERE thread_id=?", (thread_id,)).fetchone()[0]
+                status = tx.execute("SELECT status FROM threads WHERE thread_id=?", (thread_id,)).one()["status"]
                 raise ThreadBusyError(
                     f"Thread {thread_id} is waiting for a review: approve, edit or reject it first."
                     if status == "waiting" else
                     f"Thread {thread_id} is already running a turn (in another tab or process): wait for it to finish.")
-            run_id = int(self.db.execute(
+            run_id = int(tx.execute(
                 "INSERT INTO runs(thread_id, started_at, question, status, owner_host, owner_pid, owner_started) "
-                "VALUES (?,?,?,'running',?,?,?)",
-                (thread_id, now, question, me["host"], me["pid"], me["started"])).lastrowid)
+                "VALUES (?,?,?,'running',?,?,?) RETURNING id",
+                (thread_id, now, question, me["host"], me["pid"], me["started"])).one()["id"])
             self.active.add(run_id)
         return run_id
 
@@ -153,18 +165,18 @@ class ThreadRegistry:
         """Take the paused run of a thread for resuming; of two reviewers at once, exactly one wins."""
         self.reap()
         me = owner.current()
-        with self.lock, self.db:
-            row = self.db.execute("SELECT * FROM runs WHERE thread_id=? ORDER BY id DESC LIMIT 1", (thread_id,)).fetchone()
-            claimed = row is not None and self.db.execute(
+        with self.database.transaction() as tx:
+            row = tx.execute("SELECT * FROM runs WHERE thread_id=? ORDER BY id DESC LIMIT 1", (thread_id,)).one()
+            claimed = row is not None and tx.execute(
                 "UPDATE runs SET status='running', owner_host=?, owner_pid=?, owner_started=? "
                 "WHERE id=? AND status='waiting'", (me["host"], me["pid"], me["started"], row["id"])).rowcount == 1
             if not claimed:
                 if row is not None:  # the row read above may predate the winner's commit: read it again
-                    row = self.db.execute("SELECT * FROM runs WHERE id=?", (row["id"],)).fetchone()
+                    row = tx.execute("SELECT * FROM runs WHERE id=?", (row["id"],)).one()
                 if row is not None and row["status"] == "running":
                     raise ThreadBusyError(f"Thread {thread_id} is already being resumed (in another tab or process).")
                 raise ThreadBusyError(f"Thread {thread_id} is not waiting for a review.")
-            self.db.execute("UPDATE threads SET status='running', updated_at=? WHERE thread_id=?", (time.time(), thread_id))
+            tx.execute("UPDATE threads SET status='running', updated_at=? WHERE thread_id=?", (time.time(), thread_id))
             self.active.add(row["id"])
         return _run_row(row)
 
@@ -182,7 +194,7 @@ class ThreadRegistry:
                 try:
                     self._close(run_id, status, payload)
                     return
-                except sqlite3.OperationalError:  # "database is locked": another process holds the write lock
+                except transient_errors():  # SQLite "database is locked", a Postgres connection dropped
                     if attempt == WRITE_ATTEMPTS - 1:
                         raise
                     time.sleep(0.2 * 2 ** attempt)
@@ -190,13 +202,13 @@ class ThreadRegistry:
             self.active.discard(run_id)
 
     def _close(self, run_id: int, status: str, payload: str | None, only_if_running: bool = False) -> int:
-        with self.lock, self.db:
-            closed = self.db.execute(
+        with self.database.transaction() as tx:
+            closed = tx.execute(
                 "UPDATE runs SET finished_at=?, status=?, result=COALESCE(?, result) WHERE id=?"
                 + (" AND status='running'" if only_if_running else ""),
                 (time.time(), status, payload, run_id)).rowcount
             if closed:
-                self.db.execute(
+                tx.execute(
                     "UPDATE threads SET status=?, updated_at=? WHERE thread_id=(SELECT thread_id FROM runs WHERE id=?) "
                     "AND NOT EXISTS (SELECT 1 FROM runs later WHERE later.thread_id=threads.thread_id AND later.id>?)",
                     (status, time.time(), run_id, run_id))
@@ -211,9 +223,7 @@ class ThreadRegistry:
         """
         closed = []
         try:
-            with self.lock:
-                rows = self.db.execute("SELECT id, thread_id, owner_host, owner_pid, owner_started FROM runs "
-                                       "WHERE status='running'").fetchall()
+            rows = self._exec("SELECT id, thread_id, owner_host, owner_pid, owner_started FROM runs WHERE status='running'")
             for row in rows:
                 who = {"host": row["owner_host"], "pid": row["owner_pid"], "started": row["owner_started"]}
                 mine = row["owner_host"] is not None and owner.is_current(who)
@@ -223,7 +233,7 @@ class ThreadRegistry:
                 payload = None if paused else json.dumps(_interrupted_result(row["thread_id"], row["id"]))
                 if self._close(row["id"], "waiting" if paused else "interrupted", payload, only_if_running=True):
                     closed.append(row["id"])
-        except sqlite3.OperationalError:  # busy: reading must not fail for it; the next reader closes them
+        except transient_errors():  # busy: reading must not fail for it; the next reader closes them
             pass
         return closed
 
@@ -252,7 +262,7 @@ def _interrupted_result(thread_id: str, run_id: int) -> dict:
             "sources": [], "trace": []}
 
 
-def _run_row(row: sqlite3.Row) -> dict:
+def _run_row(row: dict) -> dict:
     out = dict(row)
     out["result"] = json.loads(out["result"]) if out["result"] else None
     return out
@@ -262,13 +272,17 @@ _registries: dict[str, ThreadRegistry] = {}
 _lock = threading.Lock()
 
 
-def get_registry(data_dir: Path) -> ThreadRegistry:
-    """The process's registry of a data directory; its orphaned runs are closed on first use (app or CLI start)."""
+def get_registry(where) -> ThreadRegistry:
+    """The process's registry of a data directory or of Settings (their database when one is set).
+
+    Its orphaned runs are closed on first use (app or CLI start).
+    """
     from core.checkpoint import pending_interrupts
 
-    key = str(Path(data_dir).resolve())
+    url = database_url(where)
+    key = url or str(Path(getattr(where, "data_dir", where)).resolve())
     with _lock:
         if key not in _registries:
-            _registries[key] = ThreadRegistry(Path(data_dir), lambda tid: bool(pending_interrupts(data_dir, tid)))
+            _registries[key] = ThreadRegistry(url or Path(key), lambda tid: bool(pending_interrupts(url or Path(key), tid)))
             _registries[key].reap()
         return _registries[key]

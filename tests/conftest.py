@@ -45,6 +45,56 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "blocked_types_expected: the test loads a checkpoint with a forbidden type")
 
 
+# ---------------------------------------------------------------- team back ends (issue #14): real servers
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """A throw-away PostgreSQL cluster for the session; a missing PostgreSQL fails the test (never skips it)."""
+    from shared_servers import PostgresCluster
+
+    try:
+        cluster = PostgresCluster()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def chroma_server():
+    """A throw-away `chroma run` server for the session."""
+    from shared_servers import ChromaServer
+
+    try:
+        server = ChromaServer()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def database_url(postgres_cluster):
+    """A fresh database on the session's cluster: each test starts empty."""
+    return postgres_cluster.new_database()
+
+
+@pytest.fixture
+def chroma_url(chroma_server):
+    chroma_server.clear()
+    return chroma_server.url
+
+
+@pytest.fixture
+def team_settings(tmp_path, database_url, chroma_url):
+    """Settings of a replica in a team deployment: Postgres + Chroma server, a data directory of its own."""
+    from core.config import load_settings
+
+    return load_settings(data_dir=str(tmp_path / "replica"), provider="embedded", database_url=database_url,
+                         chroma_url=chroma_url)
+
+
 @pytest.fixture(autouse=True)
 def checkpoints_load_whole(request):
     """Every checkpoint a test reads back loads under the allow-list (core.checkpoint): no type is blocked."""

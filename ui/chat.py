@@ -35,7 +35,7 @@ def chat_page(pattern_id: str) -> None:
     turns = thread_history(settings, thread_id) if thread_id else []
     for i, turn in enumerate(turns):
         _turn(turn, settings, key=f"{thread_id}_{i}", latest=i == len(turns) - 1)
-    thread = get_registry(settings.data_path).get(thread_id) if thread_id else None
+    thread = get_registry(settings).get(thread_id) if thread_id else None
     waiting = bool(thread and thread["status"] == "waiting")
     question = None
     if waiting and turns and turns[-1].get("interrupt"):  # the payload the checkpoint waits on
@@ -79,7 +79,7 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
 @st.fragment(run_every=RUNNING_POLL_SECONDS)
 def _running_elsewhere(settings: Settings, run_id: int) -> None:
     """Say the turn is running; once its run has ended, show the page again with its result."""
-    if get_registry(settings.data_path).run_status(run_id) != "running":
+    if get_registry(settings).run_status(run_id) != "running":
         st.rerun()
     st.caption(t("status_running"))
 
@@ -108,7 +108,7 @@ def _run(pattern: Pattern, question: str, settings: Settings, options: dict, thr
             st.rerun()
     drafts.pop(pattern.id, None)
     result = (final or {}).get("result") or {}
-    registered = get_registry(settings.data_path).get(result.get("thread_id") or "")
+    registered = get_registry(settings).get(result.get("thread_id") or "")
     if result.get("error") and not registered:  # failed before the thread existed: keep the question
         _keep_draft(pattern.id, question, result["error"])
     st.rerun()

@@ -40,7 +40,7 @@ def linked_thread_notice(pattern_id: str, settings: Settings) -> bool:
     linked = st.query_params.get("thread")
     if not linked:
         return False
-    thread = get_registry(settings.data_path).get(linked)
+    thread = get_registry(settings).get(linked)
     if thread and thread["pattern"] == pattern_id:
         return False
     if thread and page_for(thread["pattern"]):

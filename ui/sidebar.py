@@ -150,7 +150,7 @@ def _sources(p: dict, pattern_id: str) -> list[str] | None:
 
 
 def _threads(pattern_id: str, settings: Settings) -> None:
-    registry = get_registry(settings.data_path)
+    registry = get_registry(settings)
     st.subheader(t("threads"))
     if st.button(t("new_chat"), key="sb_new_chat", icon="➕", width="stretch"):
         set_thread(pattern_id, None)
@@ -178,6 +178,6 @@ def _threads(pattern_id: str, settings: Settings) -> None:
                 st.rerun()
             sure = st.checkbox(t("confirm_delete"), key=f"sb_sure_{open_id}")
             if st.button(t("delete"), key=f"sb_delete_{open_id}", disabled=not sure):
-                registry.delete(open_id, get_checkpointer(settings.data_path))
+                registry.delete(open_id, get_checkpointer(settings))
                 set_thread(pattern_id, None)
                 st.rerun()

@@ -112,13 +112,13 @@ def current_thread(pattern_id: str, settings: Settings) -> str | None:
     opened = st.session_state.setdefault("threads", {})
     linked = st.query_params.get("thread")
     if linked and linked != opened.get(pattern_id):
-        thread = get_registry(settings.data_path).get(linked)
+        thread = get_registry(settings).get(linked)
         if thread and thread["pattern"] == pattern_id:
             opened[pattern_id] = linked
         else:  # a stale link: the page says so (ui.nav.linked_thread_notice) instead of opening another thread
             return None
     tid = opened.get(pattern_id)
-    if tid and st.query_params.get("thread") != tid and get_registry(settings.data_path).get(tid):
+    if tid and st.query_params.get("thread") != tid and get_registry(settings).get(tid):
         st.query_params["thread"] = tid
     return tid
 
@@ -145,8 +145,8 @@ def ensure_samples(settings: Settings) -> bool:
     from core.knowledge import KnowledgeBase, store_generation
 
     # a store folder deleted while the app runs is recreated empty: its samples are indexed again
-    key = (str(settings.data_path.resolve()), settings.embedding_provider, settings.embedding_model,
-           store_generation(settings.data_path))
+    key = (settings.chroma_url or str(settings.data_path.resolve()), settings.embedding_provider, settings.embedding_model,
+           store_generation(settings))
     done, lock = _indexed()
     if key in done:
         return True

@@ -1,0 +1,26 @@
+"""`python -m core` with a scripted model in place of the embedded one (deterministic CLI processes).
+
+    python tests/scripted_cli.py ask --pattern adaptive --review --json "..."
+
+Routers and graders say yes, the answer is ``app_support.HAPPY_ANSWER``. Everything else is real:
+the CLI, the settings (RAG_DATABASE_URL, RAG_CHROMA_URL), embeddings, Chroma, the database.
+"""
+
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+sys.path[:0] = [str(TESTS.parent), str(TESTS)]
+
+from app_support import happy_script  # noqa: E402
+from scripted import ScriptedChatModel  # noqa: E402
+
+import core.__main__  # noqa: E402
+import core.models  # noqa: E402
+
+MODEL = ScriptedChatModel(responder=happy_script())
+core.models.get_chat_model = lambda settings, role="main": MODEL
+core.__main__._prepare_model = lambda settings: None  # nothing to assemble: no embedded model runs
+
+if __name__ == "__main__":
+    sys.exit(core.__main__.main(sys.argv[1:]))

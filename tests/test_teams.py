@@ -1,0 +1,196 @@
+"""Team back ends (issue #14) on real servers: a throw-away PostgreSQL cluster and a `chroma run` server.
+
+The servers start once per session (tests/conftest.py); each test gets a fresh database and an empty
+Chroma server. Leave these out by hand with ``-m "not teams"``; a missing PostgreSQL fails them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from app_support import HAPPY_ANSWER, happy_script
+from scripted import ScriptedChatModel
+
+from core.checkpoint import get_checkpointer, pending_interrupts, prune
+from core.context import make_context
+from core.knowledge import SAMPLES_DIR, KnowledgeBase
+from core.migrate import migrate
+from core.runner import resume, run
+from core.threads import ThreadBusyError, ThreadRegistry, get_registry
+
+pytestmark = pytest.mark.teams
+TESTS = Path(__file__).resolve().parent
+
+
+def scripted_ctx(settings):
+    model = ScriptedChatModel(responder=happy_script())
+    return make_context(settings, llm=model, grader=model, web=lambda q: None)
+
+
+@pytest.fixture
+def shared(team_settings, sample_data_dir):
+    """A replica's settings over a Chroma server holding the sample collections (copied, not embedded again)."""
+    migrate(sample_data_dir, to_chroma=team_settings.chroma_url)
+    return team_settings.with_(k=2)
+
+
+def race(*calls) -> list:
+    """Run the calls at once (released together); each outcome is its return value or its exception."""
+    start, outcomes = threading.Barrier(len(calls)), [None] * len(calls)
+
+    def go(i, call):
+        start.wait()
+        try:
+            outcomes[i] = call()
+        except Exception as exc:  # the loser's refusal is an outcome
+            outcomes[i] = exc
+
+    workers = [threading.Thread(target=go, args=(i, c)) for i, c in enumerate(calls)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    return outcomes
+
+
+# ---------------------------------------------------------------- registry and claims on Postgres
+
+
+def test_the_registry_on_postgres_lists_renames_and_keeps_runs(database_url):
+    registry = ThreadRegistry(database_url)
+    registry.touch("a", "basic", "chat question", "done")
+    registry.touch("b", "basic", "eval question", "done", origin="eval")
+    assert [t["thread_id"] for t in registry.list(origin="chat")] == ["a"]
+    run_id = registry.begin_turn("a", "basic", "second question")
+    registry.finish_run(run_id, "done", {"answer": "₩35,000", "trace": [{"node": "retrieve"}]})
+    assert registry.last_run("a")["result"]["answer"] == "₩35,000"
+    assert registry.get("a")["status"] == "done"
+    registry.rename("a", "  renamed   thread ")
+    assert registry.get("a")["title"] == "renamed thread"
+    registry.delete("b")
+    assert registry.get("b") is None
+    version = registry.database.execute("SELECT max(version) AS v FROM rag_schema").one()["v"]
+    assert version == 1 and ThreadRegistry(database_url).database.migrate() == 1  # applied once, not again
+
+
+def test_two_registries_racing_for_one_claim_have_exactly_one_winner(database_url):
+    """Two replicas' registries (separate connections): the check and the claim are one statement."""
+    app, other = ThreadRegistry(database_url), ThreadRegistry(database_url)
+    for round_ in range(10):
+        thread_id = f"t{round_}"
+        outcomes = race(*(lambda r=r, t=thread_id: r.begin_turn(t, "basic", "question") for r in (app, other)))
+        winners = [o for o in outcomes if isinstance(o, int)]
+        assert len(winners) == 1 and isinstance(next(o for o in outcomes if not isinstance(o, int)), ThreadBusyError)
+        app.finish_run(winners[0], "waiting", {"answer": ""})  # paused for review
+        outcomes = race(*(lambda r=r, t=thread_id: r.claim_review(t) for r in (app, other)))
+        assert sum(isinstance(o, dict) for o in outcomes) == 1, outcomes
+        assert "already being resumed" in str(next(o for o in outcomes if not isinstance(o, dict)))
+
+
+# ---------------------------------------------------------------- runs, checkpoints, pruning
+
+
+def test_a_review_paused_on_postgres_resumes_and_prune_keeps_each_thread_usable(shared):
+    paused = run("adaptive", "스테이크 가격?", shared, ctx=scripted_ctx(shared), review=True)
+    assert paused["interrupted"], paused
+    thread_id = paused["thread_id"]
+    assert pending_interrupts(shared, thread_id)  # the pause is in Postgres
+    assert type(get_checkpointer(shared)).__name__ == "PostgresSaver"
+    assert get_registry(shared).get(thread_id)["status"] == "waiting"
+    assert not list(Path(shared.data_dir).rglob("*.sqlite"))  # nothing shared went to local files
+
+    report = prune(shared, keep_last=1, vacuum=True)
+    assert report["deleted"] > 0 and report["threads"] == 1 and report["bytes_after"] > 0
+    done = resume(thread_id, {"action": "approve"}, shared, ctx=scripted_ctx(shared), review=True)
+    assert done["answer"] == HAPPY_ANSWER and done["termination_reason"] != "error"
+    assert get_registry(shared).get(thread_id)["status"] == "done"
+    again = prune(shared, keep_last=1)
+    assert again["kept"] >= 1 and pending_interrupts(shared, thread_id) == []
+
+
+def cli(settings, data_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    """One `python -m core` process (scripted model) of a replica with its own data directory."""
+    env = {**os.environ, "RAG_DATABASE_URL": settings.database_url, "RAG_CHROMA_URL": settings.chroma_url, "RAG_K": "2"}
+    done = subprocess.run([sys.executable, str(TESTS / "scripted_cli.py"), "--data-dir", str(data_dir), *args],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def test_a_review_paused_by_one_cli_process_is_approved_by_another(shared, tmp_path):
+    asked = json.loads(cli(shared, tmp_path / "a", "ask", "--pattern", "adaptive", "--review", "--json",
+                           "스테이크 가격?").stdout)
+    assert asked["interrupted"] and asked["interrupt"]["kind"] == "document_review"
+    listed = cli(shared, tmp_path / "b", "threads").stdout
+    assert asked["thread_id"] in listed and "waiting" in listed
+    done = json.loads(cli(shared, tmp_path / "b", "resume", asked["thread_id"], "--approve", "--json").stdout)
+    assert done["answer"] == HAPPY_ANSWER
+    assert f"{asked['thread_id']}  adaptive     done" in cli(shared, tmp_path / "a", "threads").stdout
+    assert not (tmp_path / "a" / "threads.sqlite").exists() and not (tmp_path / "b" / "checkpoints.sqlite").exists()
+
+
+# ---------------------------------------------------------------- migration and health
+
+
+def test_migrate_copies_a_single_user_directory_once_and_the_paused_review_resumes(
+        sample_data_dir, tmp_path, database_url, chroma_url):
+    from core.compare import list_comparisons, save_comparison
+    from core.config import load_settings
+
+    local = load_settings(data_dir=str(tmp_path / "local"), provider="embedded", k=2)
+    shutil.copytree(sample_data_dir / "chroma", tmp_path / "local" / "chroma")  # a single user's indexed samples
+    finished = run("basic", "스테이크 가격?", local, ctx=scripted_ctx(local))
+    paused = run("adaptive", "와인 가격?", local, ctx=scripted_ctx(local), review=True)
+    save_comparison({"id": "20250101-000000-abcdef", "date": "2025-01-01 00:00", "question": "q",
+                     "patterns": ["basic"], "columns": {}}, local)
+
+    args = [sys.executable, "-m", "core", "--data-dir", str(local.data_path), "migrate", "--to-database", database_url,
+            "--to-chroma", chroma_url, "--json"]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=TESTS.parent)
+    assert first.returncode == 0, first.stderr
+    counts = json.loads(first.stdout.splitlines()[0])
+    assert counts["threads"] == {"copied": 2, "present": 0} and counts["runs"] == {"copied": 2, "present": 0}
+    assert counts["checkpoints"]["copied"] > 2 and counts["comparisons"] == {"copied": 1, "present": 0}
+    assert counts["collections"] == {"copied": 4, "present": 0} and counts["chunks"]["copied"] > 4
+    assert database_url.split("@")[0].split(":")[-1] not in first.stdout + first.stderr  # the password is masked
+
+    second = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=600,
+                                       cwd=TESTS.parent).stdout.splitlines()[0])
+    assert all(tally["copied"] == 0 for tally in second.values()), second
+    assert second["checkpoints"]["present"] == counts["checkpoints"]["copied"]
+
+    team = local.with_(database_url=database_url, chroma_url=chroma_url, data_dir=str(tmp_path / "replica"))
+    assert get_registry(team).last_run(finished["thread_id"])["result"]["answer"] == HAPPY_ANSWER
+    assert [c["id"] for c in list_comparisons(team)] == ["20250101-000000-abcdef"]
+    done = resume(paused["thread_id"], {"action": "approve"}, team, ctx=scripted_ctx(team), review=True)
+    assert done["answer"] == HAPPY_ANSWER  # the pause and its pending review came across whole
+
+
+def test_the_knowledge_base_ingests_and_searches_on_the_chroma_server(team_settings):
+    kb = KnowledgeBase(team_settings)
+    report = kb.ingest([SAMPLES_DIR / "restaurant_menu.md"], "menu_on_server")
+    assert report.chunks > 0 and not report.errors
+    hits = KnowledgeBase(team_settings).search("menu_on_server", "스테이크 가격", k=2)  # another client, same server
+    assert hits and any("스테이크" in d.page_content for d in hits)
+    assert kb.info("menu_on_server")["embedding_model"] == kb.model_id  # computed by the app, named in metadata
+    assert not (Path(team_settings.data_dir) / "chroma").exists()
+
+
+def test_doctor_reports_each_back_end_and_hides_the_password(team_settings):
+    from core.backends import report
+
+    lines = [b.line() for b in report(team_settings)]
+    assert all(": ok - " in line for line in lines), lines
+    assert "Postgres postgresql://rag:***@" in lines[0] and "Chroma server http://" in lines[1]
+    broken = team_settings.with_(database_url=team_settings.database_url.replace("@127.0.0.1", "x@127.0.0.1"))
+    bad = report(broken)[0]
+    assert not bad.ok and "password" in bad.detail.lower()
+    password = broken.database_url.split("@")[0].split(":")[-1]
+    assert password not in bad.line()
