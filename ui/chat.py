@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.config import Settings
 from core.patterns import Pattern, get_pattern
-from core.render import plain_markdown, safe_markdown, source_links
+from core.render import safe_markdown, source_links
 from core.runner import RunInputError, stream_run, thread_history
 from core.threads import get_registry
 from ui.i18n import core_text, pattern_description, t
@@ -63,7 +63,7 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
         st.markdown(safe_markdown(turn["question"]))  # as answered: a reviewer's edit replaces the question
         asked = result.get("question")
         if result.get("edited_question") and asked and asked != turn["question"]:
-            st.caption(t("edited_in_review", question=plain_markdown(asked)))
+            st.caption(t("edited_in_review", question=safe_markdown(asked)))
     if turn.get("status") == "running":  # a run left moments ago still stopping, or one in another tab
         with st.chat_message("assistant", avatar="⏳"):
             _running_elsewhere(settings, turn["run_id"])
