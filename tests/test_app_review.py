@@ -174,8 +174,9 @@ def test_tool_call_approved_or_rejected_with_a_message(tool_demo, app_data):
 
 
 @needs_adaptive
-def test_the_review_page_shows_each_chunk_whole(app_data, scripted, tmp_path):
+def test_the_review_page_shows_each_chunk_whole(app_data, scripted, tmp_path, monkeypatch):
     """The model reads the whole chunk, so the reviewer sees it whole (in a box that scrolls)."""
+    monkeypatch.setenv("RAG_EMBEDDED_DOC_CHARS", "0")  # no cap for the built-in model: the whole chunk is read
     long_text = add_long_menu_chunk(load_settings(), tmp_path)
     _paused_run(scripted, ANSWER)
     [pending] = pending_reviews(load_settings())
