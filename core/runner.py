@@ -148,6 +148,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         result.update(
             answer=values.get("answer", ""),
             standalone_question=values.get("standalone_question", question),
+            edited_question=values.get("edited_question", ""),  # the reviewer's edit, which was answered
             termination_reason=values.get("termination_reason") or ("" if interrupts else "error"),
             termination_message=values.get("termination_message", ""),
             sources=values.get("sources", []),

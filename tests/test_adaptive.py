@@ -118,19 +118,55 @@ def test_review_reject_ends_with_user_rejected(s):
     assert done["answer"] == ""
 
 
-def test_review_edit_retrieves_again_for_the_edited_question(s):
-    script = Script(router={"route": "restaurant_menu"}, answer="₩28,000 [1].")
+WINE = "스테이크와 어울리는 와인을 추천해주세요"
+
+
+def route_by_question(messages):
+    """A router that reads the question: wine questions to the wine list, greetings answered directly, the rest to the menu."""
+    question = messages[-1].content
+    if "와인" in question:
+        return {"route": "restaurant_wine"}
+    return {"route": "direct"} if "안녕" in question else {"route": "restaurant_menu"}
+
+
+def test_review_edit_routes_the_edited_question_again(s):
+    script = Script(router=route_by_question, answer="바롤로를 추천합니다 [1].")
     ctx = _review_ctx(s, script)
     paused = run("adaptive", STEAK, s, ctx=ctx, review=True)
-    again = resume(paused["thread_id"], {"action": "edit", "question": "트러플 크림 파스타 가격"}, s, ctx=ctx)
+    assert {d["source"] for d in paused["interrupt"]["documents"]} == {"restaurant_menu.md"}
+    again = resume(paused["thread_id"], {"action": "edit", "question": WINE}, s, ctx=ctx)
     assert again["interrupted"], "the edited question's documents are shown for review again"
-    new_docs = again["interrupt"]["documents"]
-    assert again["interrupt"]["question"] == "트러플 크림 파스타 가격"
-    assert any("트러플" in d["text"] for d in new_docs)  # not the stale steak documents
-    assert again["path"].count("search_collection") == 2 and "retrieve" not in again["path"]  # the routed store again
+    assert again["interrupt"]["question"] == WINE
+    assert {d["source"] for d in again["interrupt"]["documents"]} == {"restaurant_wine.md"}  # not the menu any more
+    assert again["path"] == ["contextualize", "route_question", "search_collection", "review_documents",
+                             "route_question", "search_collection"]  # paused again (the pause is not a step yet)
+    assert [e["target"] for e in kinds(again, "route")] == ["restaurant_menu", "restaurant_wine"]
     done = resume(again["thread_id"], {"action": "approve"}, s, ctx=ctx)
     assert done["termination_reason"] == "answered"
-    assert "트러플" in script.prompts["answer"][0][0].content
+    assert {src["collection"] for src in done["sources"]} == {"restaurant_wine"}
+    [answered] = script.prompts["answer"]
+    assert answered[-1].content == WINE and "바롤로" in answered[0].content
+    assert done["edited_question"] == WINE and done["question"] == STEAK
+
+
+def test_review_edit_to_a_greeting_is_answered_directly_from_the_edited_question(s):
+    script = Script(router=route_by_question, direct="안녕하세요! 무엇을 도와드릴까요?")
+    ctx = _review_ctx(s, script)
+    paused = run("adaptive", STEAK, s, ctx=ctx, review=True)
+    done = resume(paused["thread_id"], {"action": "edit", "question": "안녕하세요?"}, s, ctx=ctx)
+    assert done["termination_reason"] == "direct_answer" and done["path"][-2:] == ["route_question", "direct_answer"]
+    [direct] = script.prompts["direct"]
+    assert [m.content for m in direct if m.type == "human"] == ["안녕하세요?"]  # the edit, not the steak question
+
+
+def test_review_edit_in_the_complexity_variant_classifies_the_edited_question_again(s):
+    script = Script(complexity={"complexity": "simple"}, answer="₩28,000 [1].")
+    ctx = _review_ctx(s, script)
+    paused = run("adaptive", STEAK, s, ctx=ctx, review=True, variant="complexity")
+    again = resume(paused["thread_id"], {"action": "edit", "question": "트러플 크림 파스타 가격"}, s, ctx=ctx)
+    assert again["path"][-3:] == ["review_documents", "classify_complexity", "retrieve"] and again["interrupted"]
+    assert [m[-1].content for m in script.prompts["complexity"]][-1].endswith("트러플 크림 파스타 가격")
+    assert any("트러플" in d["text"] for d in again["interrupt"]["documents"])
 
 
 def test_invalid_review_decision_is_refused(s):

@@ -203,7 +203,8 @@ def test_every_pattern_page_opens_with_its_title_description_and_chat_input(app_
     assert at.title[0].value == pattern.title
     assert pattern.description.split("\n")[0] in at.caption[0].value
     assert at.chat_input[0].placeholder == "Ask a question"
-    assert at.sidebar.toggle(key="sb_review").disabled is not pattern.supports_review
+    review = at.sidebar.toggle(key="sb_review")
+    assert not review.disabled and not review.help  # every pattern retrieves, so every pattern offers review
 
 
 def test_every_registered_pattern_has_a_page():
@@ -239,3 +240,20 @@ def test_the_sources_multiselect_narrows_a_run_per_page_and_is_kept(app_data, sc
     assert set(at.sidebar.multiselect(key="sb_sources_basic").value) == samples
     at.switch_page(adaptive).run()  # and kept across page switches and reruns
     assert at.sidebar.multiselect(key="sb_sources_adaptive").value == ["restaurant_menu", "restaurant_wine"]
+
+
+def test_basic_rag_pauses_for_review_when_asked_and_answers_from_the_kept_chunks(app_data, scripted):
+    scripted.replies = [ANSWER]
+    at = open_page(BASIC)
+    at.sidebar.toggle(key="sb_review").set_value(True).run()
+    at.chat_input[0].set_value("스테이크 메뉴의 가격은 얼마인가요?").run()
+    assert_clean(at)
+    assert "This run is waiting for your review." in texts(at) and scripted.replies == [ANSWER]  # nothing answered yet
+    keeps = [c for c in at.checkbox if c.label.startswith("keep: ")]
+    assert len(keeps) == 3
+    keeps[2].uncheck()
+    button(at, key_end="_approve").click().run()
+    assert_clean(at)
+    assert at.chat_message[-1].markdown[0].value == ANSWER
+    assert [e.label[:3] for e in at.chat_message[-1].expander] == ["[1]", "[2]"]
+    assert "approved 2 document(s), dropped 1" in " ".join(at.chat_message[-1].dataframe[0].value["reason"])

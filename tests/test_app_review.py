@@ -14,7 +14,7 @@ from core.config import load_settings
 from core.patterns import Pattern, pattern_ids
 from core.patterns.common import BaseState, final
 from core.review import normalise_decision, tool_approval
-from core.runner import pending_reviews, run
+from core.runner import pending_reviews, run, thread_history
 from core.threads import get_registry
 from core.trace import stop
 
@@ -80,7 +80,7 @@ def test_reject_inline_on_the_chat_page_ends_the_run(app_data, scripted):
 
 @needs_adaptive
 def test_edit_the_question_retrieves_again_and_pauses_with_the_new_question(app_data, scripted):
-    chat, thread_id = _paused_run(scripted, "티본 스테이크는 ₩52,000입니다 [1].")
+    chat, thread_id = _paused_run(scripted, {"route": "restaurant_menu"}, "티본 스테이크는 ₩52,000입니다 [1].")  # routed again
     [question] = [a for a in chat.text_area if a.label == "Question"]
     assert question.value == QUESTION
     button(chat, key_end="_edit").click().run()  # unchanged question: refused with a hint
@@ -98,6 +98,10 @@ def test_edit_the_question_retrieves_again_and_pauses_with_the_new_question(app_
     assert chat.chat_message[-1].markdown[0].value == "티본 스테이크는 ₩52,000입니다 [1]."
     reasons = " ".join(chat.chat_message[-1].dataframe[0].value["reason"])
     assert "question edited to: 티본 스테이크 가격은?" in reasons
+    asked = chat.chat_message[-2]  # the user turn shows the question that was answered, and what was first asked
+    assert asked.markdown[0].value == "티본 스테이크 가격은?"
+    assert f"Edited in review; first asked: {QUESTION}" in texts(asked)
+    assert thread_history(load_settings(), thread_id)[-1]["question"] == "티본 스테이크 가격은?"
 
 
 # ---------------------------------------------------------------- tool-call approval

@@ -84,10 +84,14 @@ def test_the_adaptive_diagram_keeps_one_variant_and_review_only_when_asked(setti
     domain = focused(full, "adaptive", run_variant("adaptive", ["contextualize", "route_question"]))
     assert "route_question" in domain and not re.search(r"classify_complexity|decompose|synthesise|review_documents", domain)
     complexity = focused(full, "adaptive", "complexity", review=True)
-    assert "review_documents -.-> retrieve" in complexity and "search_menu" not in complexity
+    assert "review_documents -.-> classify_complexity" in complexity  # an edited question is classified again
+    assert "search_menu" not in complexity
     assert "route_question" not in complexity
     basic = pattern_mermaid(get_pattern("basic"), make_context(settings))
-    assert focused(basic, "basic") == basic  # nothing to hide
+    assert focused(basic, "basic", review=True) == basic  # no variants: only the review pause can be hidden
+    assert "review_documents" in basic and "review_documents" not in focused(basic, "basic")
+    assert "retrieve -.-> review_documents" in basic and "review_documents -.-> retrieve" in basic  # an edit searches again
+    assert "review_documents -.-> route_question" in full and "review_documents -.-> search_collection" not in full
 
 
 # ---------------------------------------------------------------- Korean for the messages core writes

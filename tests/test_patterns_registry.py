@@ -21,6 +21,8 @@ def test_pattern_compiles_and_draws_its_diagram(sample_settings, pattern_id):
     assert pattern.max_llm_calls(sample_settings) > 0
     assert pattern.recursion_limit(sample_settings) > pattern.max_llm_calls(sample_settings)
     assert len(pattern.description.splitlines()) == 2
+    # every pattern retrieves, so every pattern can pause for a human before it uses what it found
+    assert pattern.supports_review and {"review_documents", "review_tool_calls"} & set(graph.get_graph().nodes)
 
 
 def test_bounds_grow_with_the_retry_settings(sample_settings):

@@ -60,7 +60,10 @@ def chat_page(pattern_id: str) -> None:
 def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
     result = turn["result"] or {}
     with st.chat_message("user"):
-        st.markdown(safe_markdown(turn["question"]))
+        st.markdown(safe_markdown(turn["question"]))  # as answered: a reviewer's edit replaces the question
+        asked = result.get("question")
+        if result.get("edited_question") and asked and asked != turn["question"]:
+            st.caption(t("edited_in_review", question=safe_markdown(asked)))
     if turn.get("status") == "running":  # a run left moments ago still stopping, or one in another tab
         with st.chat_message("assistant", avatar="⏳"):
             _running_elsewhere(settings, turn["run_id"])

@@ -120,6 +120,7 @@ STRINGS = {
     "export_md": ("Download Markdown", "Markdown 다운로드"),
     "stopped": ("Stopped", "종료 사유"),
     "waiting_review": ("This run is waiting for your review.", "이 실행은 검토를 기다리고 있습니다."),
+    "edited_in_review": ("✏️ Edited in review; first asked: {question}", "✏️ 검토 중 수정됨; 처음 질문: {question}"),
     "review_title": ("Review", "검토"),
     "review_intro": ("Runs paused for a human decision, oldest first.", "사람의 결정을 기다리는 실행 (오래된 순)."),
     "no_reviews": ("Nothing is waiting for review.", "검토 대기 중인 실행이 없습니다."),

@@ -77,6 +77,8 @@ TEMPLATES = (
      "웹 검색 사용 불가({why}): 남은 조각 {n}개로 답했습니다"),
     ("web search unavailable: {why}", "웹 검색 사용 불가: {why}"),
     ("rejected by the reviewer: {message}", "검토자가 거절했습니다: {message}"),
+    ("the reviewer dropped every document: nothing to answer from", "검토자가 모든 문서를 제외해 답할 근거가 없습니다"),
+    ("changed by the user; was {was}", "사용자가 바꿨습니다; 이전 값: {was}"),
     ("no retrieved chunk passed grading after {n} rewrite(s) (budget {limit}); not answering from failed context",
      "재작성 {n}회(한도 {limit}) 후에도 평가를 통과한 청크가 없어, 통과하지 못한 내용으로는 답하지 않습니다"),
     ("no graph node matches the question's entities ({names})", "질문의 개체({names})와 일치하는 그래프 노드가 없습니다"),

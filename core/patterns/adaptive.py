@@ -170,11 +170,12 @@ def build(ctx: RunContext) -> StateGraph:
         return {**final(answer, docs),
                 **stop("synthesise", "answered", f"synthesised from {len(parts)} sub-answer(s)")}
 
-    def retrieve_again(state: AdaptiveState) -> str:
-        if state.get("variant") == "complexity":
-            return "retrieve"
-        route = state.get("route")
-        return "search_web" if route == "web" else ("search_collection" if route and route != "direct" else "retrieve")
+    def route_again(state: AdaptiveState) -> str:
+        """An edited question is a new question: it is routed (or classified) again, never sent to the old route."""
+        return "classify_complexity" if state.get("variant") == "complexity" else "route_question"
+
+    def forget_route(state: AdaptiveState, question: str) -> dict:
+        return {"route": "", "complexity": "", "web_status": ""}
 
     builder = StateGraph(AdaptiveState)
     builder.add_node("contextualize", make_contextualize(ctx))
@@ -182,8 +183,8 @@ def build(ctx: RunContext) -> StateGraph:
                  classify_complexity, retrieve, decompose, answer_sub_question, synthesise):
         builder.add_node(node)
     builder.add_node("search_web", search_web_node)
-    builder.add_node("review_documents", make_review_documents(retrieve_again),
-                     destinations=("generate", "search_collection", "search_web", "retrieve", END))
+    builder.add_node("review_documents", make_review_documents(route_again, on_edit=forget_route),
+                     destinations=("generate", "route_question", "classify_complexity", END))
 
     builder.add_edge(START, "contextualize")
     builder.add_conditional_edges("contextualize", choose_variant)
@@ -202,7 +203,8 @@ def build(ctx: RunContext) -> StateGraph:
 def max_llm_calls(settings, sources: int | None = None) -> int:
     """contextualize 1 + classify 2 (one parse retry) + decompose 2 + 3 sub-answers + synthesis 1.
 
-    The domain path is smaller: contextualize 1 + router 2 + answer 1.
+    The domain path is smaller: contextualize 1 + router 2 + answer 1. The bound holds for each stretch
+    between two review decisions: an edited question is routed (or classified) again, without contextualizing.
     """
     return 1 + 2 + 2 + MAX_SUB_QUESTIONS + 1
 

@@ -3,7 +3,9 @@
 Retrieved context is graded before any answer is written from it; a failing grade rewrites the
 query while the retry budget lasts, then falls back to saying the documents do not support an
 answer. Answers cite ``[Source: label]``, and every citation is checked against the labels the
-tool returned in this run: unsupported ones are removed and the trace names them.
+tool returned in this run: unsupported ones are removed and the trace names them. Optional human
+review pauses before the answer with the graded chunks the tool calls gathered; an edited question is
+searched again.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from core import graders
 from core.citations import format_labelled, label_sources, source_label, verify_citations
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, final, make_contextualize, run_sources, say
+from core.patterns.common import BaseState, final, make_contextualize, make_review_documents, run_sources, say
 from core.prompts import agents as P
 from core.prompts import answer_request
 from core.tools import (
@@ -111,9 +113,9 @@ def build(ctx: RunContext) -> StateGraph:
                         counters=counters(state))
         return {"documents": kept, "trace": events + [summary]}
 
-    def route_after_grading(state: AgenticState) -> Literal["generate", "rewrite_question", "fallback"]:
+    def route_after_grading(state: AgenticState) -> Literal["review_documents", "generate", "rewrite_question", "fallback"]:
         if state.get("documents"):
-            return "generate"
+            return "review_documents" if state.get("review") else "generate"
         if state.get("rewrites", 0) < s.max_rewrites:
             return "rewrite_question"
         return "fallback"
@@ -156,12 +158,25 @@ def build(ctx: RunContext) -> StateGraph:
                    f"(budget {s.max_rewrites}); not answering from failed context")
         return {**final(answer), **stop("fallback", "no_relevant_documents", message, counters=counters(state))}
 
+    def keep_documents(state: AgenticState, kept: list[Document]) -> dict:
+        """The approved chunks; a dropped chunk's label is no longer a source an answer may cite."""
+        dropped = {source_label(d) for d in state.get("documents", []) if d not in kept} - {source_label(d) for d in kept}
+        return {"documents": kept, "labels": [label for label in state.get("labels", []) if label not in dropped]}
+
+    def new_question(state: AgenticState, question: str) -> dict:
+        """An edited question is searched as written, with a fresh rewrite budget and no labels from the old search."""
+        return {"tool_calls": [new_call("search_documents", question, "review")], "query": question,
+                "retrieved": [], "labels": [], "rewrites": 0, "draft": ""}
+
     builder = StateGraph(AgenticState)
     builder.add_node("contextualize", make_contextualize(ctx))
     for node in (agent, direct_answer, retrieve, grade_documents, rewrite_question, generate):
         builder.add_node(node)
     builder.add_node("verify_citations", verify_citations_node)
     builder.add_node(fallback)
+    builder.add_node("review_documents", make_review_documents(lambda state: "retrieve", keep=keep_documents,
+                                                               on_edit=new_question),
+                     destinations=("generate", "retrieve", END))
 
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "agent")
@@ -181,6 +196,7 @@ def max_llm_calls(settings, sources: int | None = None) -> int:
     + first round: relevance 2 (one parse retry) per chunk, up to MAX_TOOL_CALLS calls of k chunks
     + each rewrite: rewriter 2 + relevance 2 per chunk (one call of k chunks)
     + answer 1. Citation checking is code, not a model call.
+    With review on, the bound holds for each stretch between two review decisions (an edit searches again).
     """
     k = settings.k
     return 1 + 1 + 2 * MAX_TOOL_CALLS * k + settings.max_rewrites * (2 + 2 * k) + 1
@@ -194,5 +210,6 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "generate"}),
+    supports_review=True,
     reset={"tool_calls": [], "query": "", "retrieved": [], "labels": [], "rewrites": 0, "draft": ""},
 )

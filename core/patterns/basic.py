@@ -1,4 +1,7 @@
-"""Basic RAG: retrieve from every source of the run, answer from the top-k chunks. The baseline."""
+"""Basic RAG: retrieve from every source of the run, answer from the top-k chunks. The baseline.
+
+Optional human review pauses before the answer with the retrieved chunks; an edited question is retrieved again.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,16 @@ from langgraph.graph import END, START, StateGraph
 
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, run_sources, search_collections
+from core.patterns.common import (
+    BaseState,
+    after_retrieval,
+    answer_from_documents,
+    final,
+    make_contextualize,
+    make_review_documents,
+    run_sources,
+    search_collections,
+)
 from core.trace import stop
 
 
@@ -25,10 +37,12 @@ def build(ctx: RunContext) -> StateGraph:
     builder = StateGraph(BaseState)
     builder.add_node("contextualize", make_contextualize(ctx))
     builder.add_node(retrieve)
+    builder.add_node("review_documents", make_review_documents(lambda state: "retrieve"),
+                     destinations=("generate", "retrieve", END))
     builder.add_node(generate)
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "retrieve")
-    builder.add_edge("retrieve", "generate")
+    builder.add_conditional_edges("retrieve", after_retrieval(), ["review_documents", "generate"])
     builder.add_edge("generate", END)
     return builder
 
@@ -39,5 +53,7 @@ PATTERN = Pattern(
     description="Retrieve the top-k chunks from every collection and answer from them.\n"
                 "No routing, no grading: the baseline the other patterns improve on.",
     build=build,
-    max_llm_calls=lambda settings, sources=None: 2,  # contextualize (follow-ups only) + generate
+    # contextualize (follow-ups only) + generate; after a review edit: generate only
+    max_llm_calls=lambda settings, sources=None: 2,
+    supports_review=True,
 )

@@ -29,6 +29,7 @@ class BaseState(TypedDict, total=False):
     termination_reason: str
     termination_message: str
     review: bool  # pause for human review before answering (this turn)
+    edited_question: str  # the question as the reviewer edited it ("" = not edited)
     source_ids: list[str]  # the collections this run works over (chosen in the sidebar); [] = every enabled one
 
 
@@ -45,6 +46,7 @@ def turn_input(question: str, reset: dict | None = None, review: bool = False) -
         "trace": None,
         "termination_reason": "",
         "termination_message": "",
+        "edited_question": "",
         **(reset or {}),
     }
 
@@ -135,15 +137,20 @@ def final(answer: str, docs: list[Document] | None = None) -> dict:
     return {"answer": answer, "sources": sources_from(docs or []), "messages": [AIMessage(answer)]}
 
 
-def make_review_documents(retrieve_again, answer_node: str = "generate"):
-    """Node: pause with the question and documents; resume with approve / drop / edit / reject.
+def make_review_documents(retrieve_again, answer_node: str = "generate", *, documents_of=None, keep=None,
+                          on_edit=None):
+    """Node: pause with the question and the documents the answer will use; resume with approve / drop / edit / reject.
 
-    ``retrieve_again(state) -> node name`` says where an edited question is searched again: the
-    reviewer must never get an answer written from documents found for the old question.
+    ``retrieve_again(state) -> node name`` says where an edited question is routed and searched again: the
+    reviewer must never get an answer written from documents found for the old question. The pattern's own
+    fields plug in: ``documents_of(state)`` the documents shown (default ``documents``), ``keep(state, kept)``
+    the update that keeps only the approved ones, ``on_edit(state, question)`` what else an edit resets.
     """
+    documents_of = documents_of or (lambda state: state.get("documents", []))
+    keep = keep or (lambda state, kept: {"documents": kept})
 
     def review_documents(state: dict) -> Command:  # dict: the pattern's own state, route included
-        docs = state.get("documents", [])
+        docs = documents_of(state)
         question = state["standalone_question"]
         decision = normalise_decision(interrupt(document_review("review_documents", question, docs)))
         action = decision["action"]
@@ -155,15 +162,27 @@ def make_review_documents(retrieve_again, answer_node: str = "generate"):
             edited = " ".join(str(decision["question"]).split())
             note = event("review_documents", "interrupt", verdict="edit", target="question",
                          reason=f"question edited to: {edited}; retrieving again")
-            return Command(goto=retrieve_again(state), update={"standalone_question": edited, "documents": [],
-                                                               "trace": [note]})
+            return Command(goto=retrieve_again(state), update={
+                "standalone_question": edited, "edited_question": edited, "documents": [], "trace": [note],
+                "messages": edited_turn(state.get("messages", []), edited),
+                **(on_edit(state, edited) if on_edit else {})})
         kept = kept_documents(docs, decision)
+        if docs and not kept:  # nothing left to answer from: the pattern must not answer from no evidence
+            return Command(goto=END, update={"answer": "", "sources": [], **stop(
+                "review_documents", "user_rejected", "the reviewer dropped every document: nothing to answer from")})
         dropped = len(docs) - len(kept)
         note = event("review_documents", "interrupt", verdict="approve", target="documents",
                      reason=f"approved {len(kept)} document(s)" + (f", dropped {dropped}" if dropped else ""))
-        return Command(goto=answer_node, update={"documents": kept, "trace": [note]})
+        return Command(goto=answer_node, update={**keep(state, kept), "trace": [note]})
 
     return review_documents
+
+
+def edited_turn(messages: list[AnyMessage], edited: str) -> list[AnyMessage]:
+    """The turn's question replaced by the reviewer's edit (same message id): the answer, a direct answer
+    and later follow-ups all read the question that was answered, and the chat shows it."""
+    asked = next((m for m in reversed(messages) if m.type == "human"), None)
+    return [HumanMessage(edited, id=asked.id)] if asked is not None and asked.id else []
 
 
 def after_retrieval(review_node: str = "review_documents", answer_node: str = "generate"):

@@ -4,7 +4,8 @@ correct   -> refine the kept documents into relevant sentence strips -> answer
 ambiguous -> refine what is there, and add a web search with a short rewritten query
 incorrect -> drop the documents, rewrite to a web query, search the web -> answer
 When the web is unavailable the answer uses whatever strips survived, or says the evidence
-is insufficient; the termination message says which.
+is insufficient; the termination message says which. Optional human review pauses before the answer
+with the refined strips and any web results; an edited question is retrieved and graded again.
 """
 
 from __future__ import annotations
@@ -17,7 +18,17 @@ from langgraph.graph import END, START, StateGraph
 from core import graders
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, run_sources, say, search_collections
+from core.patterns.common import (
+    BaseState,
+    after_retrieval,
+    answer_from_documents,
+    final,
+    make_contextualize,
+    make_review_documents,
+    run_sources,
+    say,
+    search_collections,
+)
 from core.prompts import workflow as P
 from core.trace import doc_ref, event, stop
 
@@ -83,9 +94,9 @@ def build(ctx: RunContext) -> StateGraph:
                                 kept=[k[:120] for k in kept]))
         return {"strips": refined, "trace": events}
 
-    def route_after_refining(state: CragState) -> Literal["generate", "rewrite_for_web"]:
+    def route_after_refining(state: CragState) -> Literal["review_documents", "generate", "rewrite_for_web"]:
         if state["verdict"] == "correct" and state.get("strips"):
-            return "generate"
+            return "review_documents" if state.get("review") else "generate"
         return "rewrite_for_web"  # ambiguous, or nothing survived refinement: supplement from the web
 
     def rewrite_for_web(state: CragState) -> dict:
@@ -106,7 +117,8 @@ def build(ctx: RunContext) -> StateGraph:
         question = state["standalone_question"]
         strips, web = state.get("strips", []), state.get("web_documents", [])
         docs = strips + web
-        web_failed = bool(state.get("web_query")) and not web
+        # by status, not by what is left: a reviewer may drop every web result of a search that worked
+        web_failed = bool(state.get("web_query")) and state.get("web_status") != "ok"
         if not docs:
             answer = say(question, "확인할 수 있는 근거가 부족해 답할 수 없습니다.",
                          "There is not enough evidence to answer this.")
@@ -124,24 +136,40 @@ def build(ctx: RunContext) -> StateGraph:
         origin = f"{len(strips)} refined document(s)" + (f" and {len(web)} web result(s)" if web else "")
         return {**final(answer, docs), **stop("generate", "answered", f"answered from {origin}")}
 
+    def knowledge_of(state: CragState) -> list[Document]:
+        """What the answer will read: the refined strips, then the web results."""
+        return state.get("strips", []) + state.get("web_documents", [])
+
+    def keep_knowledge(state: CragState, kept: list[Document]) -> dict:
+        return {"strips": [d for d in state.get("strips", []) if d in kept],
+                "web_documents": [d for d in state.get("web_documents", []) if d in kept]}
+
+    def new_question(state: CragState, question: str) -> dict:
+        return {"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""}
+
+    review = make_review_documents(lambda state: "retrieve", documents_of=knowledge_of, keep=keep_knowledge,
+                                   on_edit=new_question)
+
     builder = StateGraph(CragState)
     builder.add_node("contextualize", make_contextualize(ctx))
     for node in (retrieve, grade_documents, refine_knowledge, rewrite_for_web, web_search, generate):
         builder.add_node(node)
+    builder.add_node("review_documents", review, destinations=("generate", "retrieve", END))
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "retrieve")
     builder.add_edge("retrieve", "grade_documents")
     builder.add_conditional_edges("grade_documents", route_after_grading)
     builder.add_conditional_edges("refine_knowledge", route_after_refining)
     builder.add_edge("rewrite_for_web", "web_search")
-    builder.add_edge("web_search", "generate")
+    builder.add_conditional_edges("web_search", after_retrieval(), ["review_documents", "generate"])
     builder.add_edge("generate", END)
     return builder
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
     """contextualize 1 + CRAG grade 2 per document + strip grades 2 per document (one batched call
-    for its <= 12 strips) + web rewrite 2 + answer 1 (a grader may be retried once on a parse failure)."""
+    for its <= 12 strips) + web rewrite 2 + answer 1 (a grader may be retried once on a parse failure).
+    With review on, the bound holds for each stretch between two review decisions (an edit retrieves again)."""
     return 1 + 2 * settings.k + 2 * settings.k + 2 + 1
 
 
@@ -152,5 +180,6 @@ PATTERN = Pattern(
                 "and falls back to a rewritten web search when the collections do not hold the answer.",
     build=build,
     max_llm_calls=max_llm_calls,
+    supports_review=True,
     reset={"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""},
 )

@@ -3,7 +3,9 @@
 Each collection's graph is extracted once (structured output into networkx) and stored next to it;
 it is rebuilt only when the collection's chunks change. A question is linked to graph nodes (names
 found in it, plus the entities a model lists), the neighbourhood up to ``HOPS`` hops is collected,
-and its relations, each with the chunk it came from, are the context of the answer.
+and its relations, each with the chunk it came from, are the context of the answer. Optional human
+review pauses before the answer with those relations, grouped by the chunk they came from (drop a
+chunk's relations, or edit the question: its entities are linked again).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from core import entity_graph as eg
 from core import graders
 from core.context import RunContext
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_directly, final, make_contextualize, run_sources, say
+from core.patterns.common import BaseState, answer_directly, final, make_contextualize, make_review_documents, run_sources, say
 from core.prompts import agents as P
 from core.prompts import answer_request, escape_fences
 from core.trace import event, progress_reporter, stop
@@ -104,8 +106,10 @@ def build(ctx: RunContext) -> StateGraph:
                    relations=[eg.relation_line(r) for r in relations])
         return {"relations": relations, "trace": [ev]}
 
-    def route_after_relations(state: GraphRagState) -> Literal["generate", "not_found"]:
-        return "generate" if state.get("relations") else "not_found"
+    def route_after_relations(state: GraphRagState) -> Literal["review_documents", "generate", "not_found"]:
+        if not state.get("relations"):
+            return "not_found"
+        return "review_documents" if state.get("review") else "generate"
 
     def generate(state: GraphRagState) -> dict:
         relations = state["relations"]
@@ -128,10 +132,25 @@ def build(ctx: RunContext) -> StateGraph:
                else f"no graph node matches the question's entities ({', '.join(state.get('mentions', []))})")
         return {**final(answer), **stop("not_found", "no_relevant_documents", why)}
 
+    def relations_as_documents(state: GraphRagState) -> list:
+        """The relations the answer will read, one document per chunk they came from (what the sources list)."""
+        return eg.relation_documents(state.get("relations", []))
+
+    def keep_relations(state: GraphRagState, kept: list) -> dict:
+        chunks = {d.metadata["chunk_id"] for d in kept}
+        return {"relations": [r for r in state.get("relations", []) if (r["chunk_id"] or r["label"]) in chunks]}
+
+    def new_question(state: GraphRagState, question: str) -> dict:
+        return {"mentions": [], "entities": [], "relations": []}
+
+    review = make_review_documents(lambda state: "link_entities", documents_of=relations_as_documents,
+                                   keep=keep_relations, on_edit=new_question)
+
     builder = StateGraph(GraphRagState)
     builder.add_node("contextualize", make_contextualize(ctx))
     for node in (load_graph, link_entities, collect_relations, generate, direct_answer, not_found):
         builder.add_node(node)
+    builder.add_node("review_documents", review, destinations=("generate", "link_entities", END))
 
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "load_graph")
@@ -150,7 +169,8 @@ def _model_name(ctx: RunContext) -> str:
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
-    """Answering: contextualize 1 + entity listing 2 (one parse retry) + answer 1 = 4.
+    """Answering: contextualize 1 + entity listing 2 (one parse retry) + answer 1 = 4 (with review on: for
+    each stretch between two review decisions; an edited question lists its entities again).
 
     Plus, only in a run that (re)builds a graph: extraction 2 per chunk (one parse retry), at most
     GRAPH_MAX_CHUNKS chunks for each source, at most MAX_GRAPH_COLLECTIONS sources (all of them when
@@ -168,6 +188,7 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
+    supports_review=True,
     reset={"graph_max_chunks": 0, "graphs": [], "mentions": [], "entities": [],
            "relations": []},
 )

@@ -4,7 +4,8 @@ Retrieval is a subgraph that fans out with Send to the sources the router picks 
 collections and the web, at most ``MAX_FANOUT`` at once) and fans in through a list reducer.
 Two separate budgets bound the loops: rewrites (relevance) and regenerations (generation). When a
 budget runs out the run ends with the best grounded answer so far, or says plainly that the
-evidence was not enough.
+evidence was not enough. Optional human review pauses after grading, before an answer is written from
+the documents that passed; an edited question is routed to sources and searched again.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from core.patterns.common import (
     answer_from_documents,
     final,
     make_contextualize,
+    make_review_documents,
     run_sources,
     say,
     search_collections,
@@ -145,9 +147,9 @@ def build(ctx: RunContext) -> StateGraph:
                                 reason=outcome.error or None))
         return {"documents": kept, "trace": events}
 
-    def route_after_grading(state: SelfRagState) -> Literal["generate", "rewrite_question", "finish"]:
+    def route_after_grading(state: SelfRagState) -> Literal["review_documents", "generate", "rewrite_question", "finish"]:
         if state.get("documents"):
-            return "generate"
+            return "review_documents" if state.get("review") else "generate"
         if state.get("relevance_retries", 0) < s.max_rewrites:
             return "rewrite_question"
         return "finish"
@@ -232,12 +234,19 @@ def build(ctx: RunContext) -> StateGraph:
         message = f"gave up after {spent}: no answer was grounded in the documents"
         return {**final(answer), **stop("finish", "not_enough_evidence", message, counters=c)}
 
+    def new_question(state: SelfRagState, question: str) -> dict:
+        """An edited question starts over: searched as written, budgets and the best answer so far cleared."""
+        return {"query": question, "search_results": None, "relevance_retries": 0, "generations": 0,
+                "grounded": "", "usefulness": 0, "feedback": "", "best": {}}
+
     builder = StateGraph(SelfRagState)
     builder.add_node("contextualize", make_contextualize(ctx))
     builder.add_node(decide_retrieval)
     builder.add_node(direct_answer)
     builder.add_node(select_sources)
     builder.add_node("multi_search", build_search(ctx))
+    builder.add_node("review_documents", make_review_documents(lambda state: "select_sources", on_edit=new_question),
+                     destinations=("generate", "select_sources", END))
     for node in (grade_documents, rewrite_question, generate, grade_hallucination, grade_usefulness, accept, finish):
         builder.add_node(node)
 
@@ -265,6 +274,8 @@ def max_llm_calls(settings, sources: int | None = None) -> int:
       the fan-out is min(MAX_FANOUT, collections + web), MAX_FANOUT when the number of sources is not given)
     + rewrites: 2 each
     + per generation (1 + max_generations): answer 1 + hallucination 2 + usefulness 2
+    With review on, the bound holds for each stretch between two review decisions: an edited question
+    starts at the source router with fresh budgets.
     """
     fanout = MAX_FANOUT if sources is None else min(MAX_FANOUT, sources + 1)
     rounds = 1 + settings.max_rewrites
@@ -280,6 +291,7 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
+    supports_review=True,
     reset={"retrieval": "", "query": "", "search_sources": [], "search_results": None, "relevance_retries": 0, "generations": 0,
            "grounded": "", "usefulness": 0, "feedback": "", "best": {}},
 )
