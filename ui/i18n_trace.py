@@ -58,7 +58,6 @@ EXACT = {
 
 TEMPLATES = (
     # answers and stops
-    ("changed by the user; was {value}", "사용자가 바꿈; 원래 값: {value}"),
     # sources
     ("{n} source(s)", "출처 {n}개"),
     ("chosen for this run: {names}", "이번 실행에 고른 출처: {names}"),
