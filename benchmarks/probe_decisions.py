@@ -38,7 +38,7 @@ def probe(settings, limit: int | None = None) -> dict:
     rows, start = [], time.perf_counter()
     for item in items:
         route = route_question(model, item["question"], sources)
-        need = needs_retrieval(model, item["question"])
+        need = needs_retrieval(model, item["question"], sources)
         rows.append({"id": item["id"], "expected": expected_route(item), "route": route.value.route,
                      "route_fallback": route.fallback, "retrieve": need.value.retrieve,
                      "retrieve_expected": "yes" if item["sources"] else "no"})

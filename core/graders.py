@@ -229,9 +229,14 @@ def decompose(model, question: str, max_parts: int = 3) -> Outcome[SubQuestions]
     return outcome
 
 
-def needs_retrieval(model, question: str) -> Outcome[RetrievalNeed]:
-    """yes / no. Fallback: yes (looking things up is the safe default)."""
-    return ask(model, RetrievalNeed, P.RETRIEVAL_NEED_SYSTEM, f"Question: {question}", RetrievalNeed(retrieve="yes"))
+def needs_retrieval(model, question: str, sources: list = ()) -> Outcome[RetrievalNeed]:
+    """yes / no. Fallback: yes (looking things up is the safe default).
+
+    The collections are listed so the model knows what "looking up" would find (without them a 1.5B
+    model answered "no" to every menu question).
+    """
+    system = P.RETRIEVAL_NEED_SYSTEM.format(sources=_source_lines(sources))
+    return ask(model, RetrievalNeed, system, f"Question: {question}", RetrievalNeed(retrieve="yes"))
 
 
 def grade_documents(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[Relevance]]:

@@ -100,7 +100,7 @@ def build(ctx: RunContext) -> StateGraph:
                 "max_rewrites": s.max_rewrites, "max_generations": s.max_generations}
 
     def decide_retrieval(state: SelfRagState) -> dict:
-        outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"])
+        outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"], run_sources(ctx, state))
         need = outcome.value.retrieve
         reason = (f"grader output unusable ({outcome.error}); retrieving to be safe" if outcome.fallback
                   else ("retrieval needed" if need == "yes" else "no retrieval needed"))

@@ -36,7 +36,10 @@ Answer in the language of the question.
 </sub_answers>"""
 
 RETRIEVAL_NEED_SYSTEM = """Decide whether answering the question needs looking up the document \
-collections or the web (yes), or can be answered directly, like a greeting or small talk (no)."""
+collections or the web (yes), or can be answered directly, like a greeting or small talk (no).
+The document collections, each with what it answers:
+{sources}
+Any question about facts, prices, items, policies, people or events needs looking up: yes."""
 
 GRADER_SYSTEM = f"""You check retrieved documents and answers for a question-answering assistant. Read the \
 question, documents and answer given, then do the task written at the end, and reply with the verdict only. \
