@@ -77,6 +77,11 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         question = check_question(question)
         thread_id = thread_id or uuid.uuid4().hex[:12]
     pattern = get_pattern(pattern_id)
+    # an option no state field takes would be dropped without a word (a renamed option once was, in a test)
+    unknown = sorted(k for k, v in options.items() if v is not None and k != "review" and k not in pattern.reset)
+    if unknown:
+        raise TypeError(f"{pattern.id} takes no run option {', '.join(unknown)}; "
+                        f"it takes: review, {', '.join(sorted(pattern.reset))}")
     started = time.perf_counter()
     result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question,
                     **{k: v for k, v in (continue_from or {}).items() if k != "path"}}
