@@ -6,6 +6,7 @@ from scripted import ScriptedChatModel
 from workflow_script import Script
 
 from core.context import make_context
+from core.prompts import answer_request
 from core.runner import pending_reviews, resume, run
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
@@ -145,7 +146,7 @@ def test_review_edit_routes_the_edited_question_again(s):
     assert done["termination_reason"] == "answered"
     assert {src["collection"] for src in done["sources"]} == {"restaurant_wine"}
     [answered] = script.prompts["answer"]
-    assert answered[-1].content == WINE and "바롤로" in answered[0].content
+    assert answered[-1].content == answer_request(WINE) and "바롤로" in answered[0].content
     assert done["edited_question"] == WINE and done["question"] == STEAK
 
 
@@ -156,7 +157,7 @@ def test_review_edit_to_a_greeting_is_answered_directly_from_the_edited_question
     done = resume(paused["thread_id"], {"action": "edit", "question": "안녕하세요?"}, s, ctx=ctx)
     assert done["termination_reason"] == "direct_answer" and done["path"][-2:] == ["route_question", "direct_answer"]
     [direct] = script.prompts["direct"]
-    assert [m.content for m in direct if m.type == "human"] == ["안녕하세요?"]  # the edit, not the steak question
+    assert [m.content for m in direct if m.type == "human"] == [answer_request("안녕하세요?")]  # the edit, not the steak
 
 
 def test_review_edit_in_the_complexity_variant_classifies_the_edited_question_again(s):
