@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -72,27 +73,34 @@ def prepare(database_url: str, chroma_url: str, data_dir: Path) -> None:
 def load(database_url: str, chroma_url: str, runs: int, pattern: str, data_dir: Path) -> dict:
     env = {**os.environ, "RAG_DATABASE_URL": database_url, "RAG_CHROMA_URL": chroma_url, "RAG_K": "2"}
     before = database_figures(database_url)
+    load_at_start = os.getloadavg()[0]
     since = time.time()
-    procs = []
-    for i in range(runs):  # all started at once: 20 replicas' worth of runs arriving together
+    outcomes: list[tuple] = [()] * runs
+
+    def one(i: int) -> None:
         command = [sys.executable, str(TESTS / "scripted_cli.py"), "--data-dir", str(data_dir), "ask", "--pattern",
                    pattern, "--json", QUESTIONS[i % len(QUESTIONS)]]
-        procs.append((time.perf_counter(), subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                                            text=True, env=env, cwd=ROOT)))
-    wall, inside, errors, threads = [], [], [], []
-    for started, proc in procs:
-        out, err = proc.communicate(timeout=1800)
-        wall.append(time.perf_counter() - started)  # waited in start order: an upper bound for the later ones
-        if proc.returncode:
-            errors.append(err.strip().splitlines()[-1] if err.strip() else f"exit {proc.returncode}")
+        started = time.perf_counter()
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800)
+        outcomes[i] = (time.perf_counter() - started, done)
+
+    workers = [threading.Thread(target=one, args=(i,)) for i in range(runs)]  # all at once, each timed to its exit
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    wall, inside, errors = [], [], []
+    for seconds, done in outcomes:
+        wall.append(seconds)
+        if done.returncode:
+            errors.append(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}")
             continue
         try:
-            result = json.loads(out)
+            result = json.loads(done.stdout)
         except ValueError:
-            errors.append(f"not a JSON result: {out[:200]!r}")
+            errors.append(f"not a JSON result: {done.stdout[:200]!r}")
             continue
         inside.append(result.get("ms", 0) / 1000)
-        threads.append(result["thread_id"])
         if result.get("error"):
             errors.append(result["error"])
     total = time.time() - since
@@ -110,7 +118,7 @@ def load(database_url: str, chroma_url: str, runs: int, pattern: str, data_dir: 
                      "bytes_per_1000_checkpoints": after["bytes"] / after["checkpoints"] * 1000 if after["checkpoints"] else None,
                      "growth_bytes_per_1000_new_checkpoints":
                          (after["bytes"] - before["bytes"]) / new_checkpoints * 1000 if new_checkpoints else None},
-        "cores": os.cpu_count(), "load_average_at_end": os.getloadavg(),
+        "cores": os.cpu_count(), "load_average_at_start": load_at_start, "load_average_at_end": os.getloadavg()[0],
     }
 
 
@@ -136,7 +144,8 @@ def render(report: dict) -> str:
                      f"(whole database / checkpoints)")
     if db["growth_bytes_per_1000_new_checkpoints"]:
         lines.append(f"growth per 1000 new checkpoints: {db['growth_bytes_per_1000_new_checkpoints'] / mb:.1f} MiB")
-    lines.append(f"{report['cores']} cores, load average at the end {report['load_average_at_end'][0]:.1f}")
+    lines.append(f"{report['cores']} cores, load average {report['load_average_at_start']:.1f} at the start, "
+                 f"{report['load_average_at_end']:.1f} at the end")
     return "\n".join(lines)
 
 

@@ -235,6 +235,26 @@ def test_migrate_copies_a_single_user_directory_once_and_the_paused_review_resum
     assert done["answer"] == HAPPY_ANSWER  # the pause and its pending review came across whole
 
 
+def test_migrate_takes_the_database_url_from_the_environment_or_stdin_never_the_command_line(tmp_path, database_url):
+    local = tmp_path / "local"
+    ThreadRegistry(local).touch("a", "basic", "스테이크 가격?", "done")
+    password = database_url.split("@")[0].split(":")[-1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_MIGRATE_")}
+    args = [sys.executable, "-m", "core", "--data-dir", str(local), "migrate", "--json"]
+
+    from_env = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=TESTS.parent,
+                              env={**env, "RAG_MIGRATE_DATABASE_URL": database_url})
+    assert from_env.returncode == 0, from_env.stderr
+    assert json.loads(from_env.stdout.splitlines()[0])["threads"] == {"copied": 1, "present": 0}
+    from_stdin = subprocess.run(args + ["--to-database", "-"], input=database_url + "\n", capture_output=True,
+                                text=True, timeout=600, cwd=TESTS.parent, env=env)
+    assert from_stdin.returncode == 0, from_stdin.stderr
+    assert json.loads(from_stdin.stdout.splitlines()[0])["threads"] == {"copied": 0, "present": 1}  # the same database
+    assert all(password not in done.stdout + done.stderr for done in (from_env, from_stdin))
+    assert "postgresql://rag:***@" in from_stdin.stderr
+    assert ThreadRegistry(database_url).get("a")["title"] == "스테이크 가격?"
+
+
 def test_the_knowledge_base_ingests_and_searches_on_the_chroma_server(team_settings):
     kb = KnowledgeBase(team_settings)
     report = kb.ingest([SAMPLES_DIR / "restaurant_menu.md"], "menu_on_server")
