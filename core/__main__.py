@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -400,18 +401,36 @@ def report_backends(settings: Settings):
     return report(settings)
 
 
+MIGRATE_ENV = {"database": "RAG_MIGRATE_DATABASE_URL", "chroma": "RAG_MIGRATE_CHROMA_URL"}
+
+
+def migrate_target(given: str | None, kind: str) -> str:
+    """A migration target URL: as given, ``-`` = the next line of stdin, unset = ``RAG_MIGRATE_*_URL``.
+
+    The stdin and environment forms keep a password off the command line (and out of ``ps`` and shell history).
+    """
+    if given == "-":
+        return sys.stdin.readline().strip()
+    return given or os.environ.get(MIGRATE_ENV[kind], "").strip()
+
+
 def cmd_migrate(settings: Settings, args) -> int:
     from core.migrate import migrate
     from core.secrets import mask_url
 
-    to_database = args.to_database or ""
+    to_database = migrate_target(args.to_database, "database")
+    to_chroma = migrate_target(args.to_chroma, "chroma")
+    if not (to_database or to_chroma):
+        sys.stderr.write(f"error: nothing to copy to: give --to-database and/or --to-chroma (a URL, or - to read it "
+                         f"from stdin), or set {MIGRATE_ENV['database']} / {MIGRATE_ENV['chroma']}\n")
+        return 2
     if to_database and not to_database.startswith(("postgresql://", "postgres://")):
         sys.stderr.write("error: --to-database takes a postgresql:// URL\n")
         return 2
     targets = [f"Postgres {mask_url(to_database)}"] * bool(to_database)
-    targets += [f"Chroma {mask_url(args.to_chroma)}"] * bool(args.to_chroma)
+    targets += [f"Chroma {mask_url(to_chroma)}"] * bool(to_chroma)
     sys.stderr.write(f"copying {settings.data_path} to {' and '.join(targets)}\n")
-    counts = migrate(settings.data_path, to_database, args.to_chroma or "",
+    counts = migrate(settings.data_path, to_database, to_chroma,
                      progress=lambda text: sys.stderr.write(f"  {text}\n"))
     if args.json:
         print(json.dumps(counts))
@@ -525,9 +544,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--older-than", type=float, metavar="DAYS", help="delete checkpoints older than DAYS days")
     p.add_argument("--vacuum", action="store_true", help="then compact the database file")
 
-    p = sub.add_parser("migrate", help="copy this data directory to Postgres and/or a Chroma server (safe to repeat)")
-    p.add_argument("--to-database", metavar="URL", help="postgresql://user:password@host:5432/db")
-    p.add_argument("--to-chroma", metavar="URL", help="http://host:8000 (a `chroma run` server)")
+    p = sub.add_parser("migrate", help="copy this data directory to Postgres and/or a Chroma server (safe to repeat)",
+                       description="Copy this data directory to Postgres and/or a Chroma server (safe to repeat). "
+                       "A URL on the command line is visible to other users (ps) and kept in shell history: "
+                       "pass - to read it from the next line of stdin, or leave the option out and set "
+                       f"{MIGRATE_ENV['database']} / {MIGRATE_ENV['chroma']}.")
+    p.add_argument("--to-database", metavar="URL", help="postgresql://user:password@host:5432/db; - reads it from "
+                   f"stdin; default: {MIGRATE_ENV['database']}")
+    p.add_argument("--to-chroma", metavar="URL", help="http://host:8000 (a `chroma run` server); - reads it from "
+                   f"stdin (after the database URL); default: {MIGRATE_ENV['chroma']}")
     p.add_argument("--json", action="store_true")
 
     for name in ("ask", "resume", "fork", "eval"):  # allow the global options after the sub-command too

@@ -1,12 +1,15 @@
 """A run in a separate process, for tests that kill it outright: ``python tests/child_run.py DATA_DIR MODE``.
 
-Modes: ``ask`` (a Basic RAG run whose answer takes minutes), ``resume THREAD`` (approve a paused
+Modes: ``ask [THREAD]`` (a Basic RAG run whose answer takes minutes), ``resume THREAD`` (approve a paused
 review; the answer takes minutes), ``review`` (an Adaptive RAG run that pauses for review, then
-exits), ``compare`` (a comparison whose answers take minutes). Each event is printed as a JSON line.
+exits), ``review-hang`` (pauses for review, then hangs before the registry records the pause, printing
+``{"type": "closing"}``), ``compare`` (a comparison whose answers take minutes). Each event is printed
+as a JSON line. The settings come from the environment as well (RAG_DATABASE_URL, RAG_CHROMA_URL).
 """
 
 import json
 import sys
+import time
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent.parent), str(Path(__file__).resolve().parent)]
@@ -27,6 +30,21 @@ def context(settings, slow: bool):
     return make_context(settings, llm=model, grader=model, web=lambda q: None)
 
 
+def hang_before_recording_a_pause() -> None:
+    """The pause is in the checkpoint, the registry still says ``running``: the moment a kill is worst."""
+    from core.threads import ThreadRegistry
+
+    finish = ThreadRegistry.finish_run
+
+    def finish_run(self, run_id, status, result):
+        if status == "waiting":
+            print(json.dumps({"type": "closing", "run_id": run_id}), flush=True)
+            time.sleep(SLOW)
+        finish(self, run_id, status, result)
+
+    ThreadRegistry.finish_run = finish_run
+
+
 def main() -> None:
     data_dir, mode, *rest = sys.argv[1:]
     settings = load_settings(data_dir=data_dir, provider="embedded", k=2)
@@ -41,10 +59,13 @@ def main() -> None:
         if mode == "resume":
             events = stream_run("", None, settings, thread_id=rest[0], resume={"action": "approve"},
                                 ctx=context(settings, slow=True), review=True)
-        elif mode == "review":
+        elif mode in ("review", "review-hang"):
+            if mode == "review-hang":
+                hang_before_recording_a_pause()
             events = stream_run("adaptive", "스테이크 가격?", settings, ctx=context(settings, slow=False), review=True)
         else:
-            events = stream_run("basic", "스테이크 가격?", settings, ctx=context(settings, slow=True))
+            events = stream_run("basic", "스테이크 가격?", settings, thread_id=rest[0] if rest else None,
+                                ctx=context(settings, slow=True))
     for event in events:
         print(json.dumps({k: v for k, v in event.items() if k in ("type", "thread_id", "pattern", "node", "comparison")},
                          ensure_ascii=False, default=str), flush=True)

@@ -15,9 +15,10 @@ from pathlib import Path
 CHILD = Path(__file__).resolve().parent / "child_run.py"
 
 
-def child(settings, *args: str) -> subprocess.Popen:
+def child(settings, *args: str, env: dict | None = None) -> subprocess.Popen:
+    """``tests/child_run.py`` over ``settings``' data directory (``env``: e.g. the team back ends' URLs)."""
     return subprocess.Popen([sys.executable, str(CHILD), str(settings.data_path), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=env)
 
 
 def read_until(proc: subprocess.Popen, predicate, timeout: float = 120) -> list[dict]:

@@ -91,3 +91,19 @@ def test_eval_with_a_broken_question_set_names_the_line(tmp_path):
     assert proc.returncode == 2
     assert "error: mine.jsonl line 2: 'question' is missing or empty" in proc.stderr
     assert not (tmp_path / "d" / "evals").exists()
+
+
+def test_migrate_without_a_target_says_how_to_give_one_without_a_command_line_password(tmp_path):
+    proc = _cli("migrate", data_dir=tmp_path, env_extra={"RAG_MIGRATE_DATABASE_URL": "", "RAG_MIGRATE_CHROMA_URL": ""})
+    assert proc.returncode == 2
+    assert "RAG_MIGRATE_DATABASE_URL" in proc.stderr and "- to read it from stdin" in proc.stderr
+    assert "RAG_MIGRATE_DATABASE_URL" in _cli("migrate", "--help", data_dir=tmp_path).stdout
+
+
+def test_migrate_reads_the_database_url_from_stdin_and_never_echoes_it(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_MIGRATE_")}
+    proc = subprocess.run([sys.executable, "-m", "core", "--data-dir", str(tmp_path), "migrate", "--to-database", "-"],
+                          cwd=ROOT, env=env, input="mysql://rag:pw-from-stdin@db/rag\n", capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 2 and "takes a postgresql:// URL" in proc.stderr  # the URL read was checked
+    assert "pw-from-stdin" not in proc.stdout + proc.stderr

@@ -16,13 +16,16 @@ from pathlib import Path
 
 import pytest
 from app_support import HAPPY_ANSWER, happy_script
+from processes import child, kill, read_until
 from scripted import ScriptedChatModel
 
 from core.checkpoint import get_checkpointer, pending_interrupts, prune
 from core.context import make_context
+from core.history import thread_history
 from core.knowledge import SAMPLES_DIR, KnowledgeBase
 from core.migrate import migrate
 from core.runner import resume, run
+from core.steps import chain, open_graph
 from core.threads import ThreadBusyError, ThreadRegistry, get_registry
 
 pytestmark = pytest.mark.teams
@@ -30,7 +33,9 @@ TESTS = Path(__file__).resolve().parent
 
 
 def scripted_ctx(settings):
-    model = ScriptedChatModel(responder=happy_script())
+    script = happy_script()
+    script.replies["contextualize"] = lambda m: m[-1].content  # a follow-up stands as asked
+    model = ScriptedChatModel(responder=script)
     return make_context(settings, llm=model, grader=model, web=lambda q: None)
 
 
@@ -136,6 +141,63 @@ def test_a_review_paused_by_one_cli_process_is_approved_by_another(shared, tmp_p
     assert not (tmp_path / "a" / "threads.sqlite").exists() and not (tmp_path / "b" / "checkpoints.sqlite").exists()
 
 
+# ---------------------------------------------------------------- a replica killed outright (kill -9)
+
+
+def team_env(settings) -> dict:
+    return {**os.environ, "RAG_DATABASE_URL": settings.database_url, "RAG_CHROMA_URL": settings.chroma_url}
+
+
+def test_a_run_killed_mid_way_on_postgres_is_interrupted_and_its_thread_takes_a_new_turn(shared, tmp_path):
+    first = run("basic", "스테이크 가격?", shared, ctx=scripted_ctx(shared))
+    thread_id = first["thread_id"]
+    proc = child(shared.with_(data_dir=str(tmp_path / "killed")), "ask", thread_id, env=team_env(shared))
+    try:  # the second turn has retrieved; its answer would take minutes
+        read_until(proc, lambda e: e.get("node") == "retrieve")
+        assert ThreadRegistry(shared.database_url).last_run(thread_id)["status"] == "running"  # a live owner is left alone
+    finally:
+        kill(proc)
+
+    registry = ThreadRegistry(shared.database_url)  # as a restarted replica opens the database
+    assert registry.get(thread_id)["status"] == "interrupted"
+    last = registry.last_run(thread_id)
+    assert last["status"] == "interrupted" and last["result"]["termination_reason"] == "interrupted"
+    _, graph = open_graph(shared, thread_id)
+    state = graph.get_state({"configurable": {"thread_id": thread_id}})  # the last checkpoint loads whole
+    assert [m.type for m in state.values["messages"]] == ["human", "ai", "human"] and state.next
+    assert state.values["messages"][1].content == HAPPY_ANSWER
+    snapshots = chain(graph, thread_id)  # the history, first to newest, along unbroken parent links
+    assert snapshots[-1].config["configurable"]["checkpoint_id"] == state.config["configurable"]["checkpoint_id"]
+    assert [s.metadata["source"] for s in snapshots].count("input") == 2
+    turns = thread_history(shared, thread_id)
+    assert [t["result"]["termination_reason"] for t in turns] == [first["termination_reason"], "interrupted"]
+
+    follow_up = run("basic", "파스타 가격은?", shared, thread_id=thread_id, ctx=scripted_ctx(shared))
+    assert follow_up["answer"] == HAPPY_ANSWER and follow_up["error"] is None
+    turns = thread_history(shared, thread_id)
+    assert [t["question"] for t in turns] == ["스테이크 가격?", "스테이크 가격?", "파스타 가격은?"]
+    assert turns[2]["answer"] == HAPPY_ANSWER and ThreadRegistry(shared.database_url).get(thread_id)["status"] == "done"
+
+
+def test_a_review_paused_by_a_process_killed_before_it_recorded_the_pause_is_resumed_by_another(shared, tmp_path):
+    proc = child(shared.with_(data_dir=str(tmp_path / "killed")), "review-hang", env=team_env(shared))
+    try:  # the pause is checkpointed; the registry still says running when the process dies
+        thread_id = read_until(proc, lambda e: e["type"] == "closing")[0]["thread_id"]
+        assert pending_interrupts(shared, thread_id)
+        assert ThreadRegistry(shared.database_url).get(thread_id)["status"] == "running"
+    finally:
+        kill(proc)
+
+    listed = cli(shared, tmp_path / "b", "threads").stdout  # another process: the pause is found, not lost
+    assert f"{thread_id}  adaptive     waiting" in listed
+    done = json.loads(cli(shared, tmp_path / "b", "resume", thread_id, "--approve", "--json").stdout)
+    assert done["answer"] == HAPPY_ANSWER and done["termination_reason"] != "error"
+    registry = ThreadRegistry(shared.database_url)
+    assert registry.get(thread_id)["status"] == "done" and registry.last_run(thread_id)["status"] == "done"
+    assert pending_interrupts(shared, thread_id) == []
+    assert [t["answer"] for t in thread_history(shared, thread_id)] == [HAPPY_ANSWER]
+
+
 # ---------------------------------------------------------------- migration and health
 
 
@@ -171,6 +233,26 @@ def test_migrate_copies_a_single_user_directory_once_and_the_paused_review_resum
     assert [c["id"] for c in list_comparisons(team)] == ["20250101-000000-abcdef"]
     done = resume(paused["thread_id"], {"action": "approve"}, team, ctx=scripted_ctx(team), review=True)
     assert done["answer"] == HAPPY_ANSWER  # the pause and its pending review came across whole
+
+
+def test_migrate_takes_the_database_url_from_the_environment_or_stdin_never_the_command_line(tmp_path, database_url):
+    local = tmp_path / "local"
+    ThreadRegistry(local).touch("a", "basic", "스테이크 가격?", "done")
+    password = database_url.split("@")[0].split(":")[-1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAG_MIGRATE_")}
+    args = [sys.executable, "-m", "core", "--data-dir", str(local), "migrate", "--json"]
+
+    from_env = subprocess.run(args, capture_output=True, text=True, timeout=600, cwd=TESTS.parent,
+                              env={**env, "RAG_MIGRATE_DATABASE_URL": database_url})
+    assert from_env.returncode == 0, from_env.stderr
+    assert json.loads(from_env.stdout.splitlines()[0])["threads"] == {"copied": 1, "present": 0}
+    from_stdin = subprocess.run(args + ["--to-database", "-"], input=database_url + "\n", capture_output=True,
+                                text=True, timeout=600, cwd=TESTS.parent, env=env)
+    assert from_stdin.returncode == 0, from_stdin.stderr
+    assert json.loads(from_stdin.stdout.splitlines()[0])["threads"] == {"copied": 0, "present": 1}  # the same database
+    assert all(password not in done.stdout + done.stderr for done in (from_env, from_stdin))
+    assert "postgresql://rag:***@" in from_stdin.stderr
+    assert ThreadRegistry(database_url).get("a")["title"] == "스테이크 가격?"
 
 
 def test_the_knowledge_base_ingests_and_searches_on_the_chroma_server(team_settings):
