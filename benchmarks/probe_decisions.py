@@ -1,7 +1,10 @@
 """Probe the decisions a model makes, without running whole patterns: Adaptive's router and Self-RAG's
 retrieval decision over the built-in question set.
 
-    python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--json]
+    python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--set FILE] [--json]
+
+benchmarks/own_corpora.jsonl asks about the two non-sample test corpora (tests/corpora), once they are
+ingested as collections ``hanbit_bikes`` and ``apiary_handbook`` with their descriptions.
 
 Route accuracy counts the questions with one expected route (a single collection, web, or none = direct);
 the retrieval decision should be "yes" for every question that has sources and "no" for the rest.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 from core.config import load_settings
 from core.graders import needs_retrieval, route_question
@@ -29,12 +33,12 @@ def expected_route(item: dict) -> str | None:
     return sources[0] if len(sources) == 1 else None  # several collections: no single right route
 
 
-def probe(settings, limit: int | None = None) -> dict:
+def probe(settings, limit: int | None = None, question_set=BUILTIN) -> dict:
     kb = KnowledgeBase(settings)
     kb.ensure_samples()
     sources = active_sources(kb)
     model = get_chat_model(settings, role="grader")
-    items = load_question_set(BUILTIN)[:limit]
+    items = load_question_set(question_set)[:limit]
     rows, start = [], time.perf_counter()
     for item in items:
         route = route_question(model, item["question"], sources)
@@ -58,9 +62,11 @@ def main() -> None:
     parser.add_argument("--model")
     parser.add_argument("--data-dir")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--set", help="a JSONL question set (default: the built-in one)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    report = probe(load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir), args.limit)
+    settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
+    report = probe(settings, args.limit, Path(args.set) if args.set else BUILTIN)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return

@@ -78,10 +78,11 @@ def render_once(thread_id: str, expected_messages: int) -> float:
     """Open the chat page on the thread in a fresh session; seconds for the whole script run."""
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(PAGE), default_timeout=600)
+    # pages are reached from the app's entry point, as in the browser: their links name it
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=600).run()
     at.query_params["thread"] = thread_id
     start = time.perf_counter()
-    at.run()
+    at.switch_page(str(PAGE.relative_to(ROOT))).run()
     elapsed = time.perf_counter() - start
     if at.exception:
         raise RuntimeError(f"the chat page failed: {at.exception[0].value}")

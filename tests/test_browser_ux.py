@@ -25,7 +25,7 @@ def test_the_sidebar_starts_with_home_and_the_automatic_list_is_hidden(server, p
 
 def test_enter_in_the_evaluation_number_field_does_not_start_a_run(server, page):
     page.goto(f"{server.url}/Evaluation")
-    field = page.locator(".st-key-eval_limit input")
+    field = page.locator("[class*=st-key-eval_limit_] input")  # the key names the question set
     field.wait_for()
     field.fill("1")
     field.press("Enter")
