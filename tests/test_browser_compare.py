@@ -26,12 +26,14 @@ def letters(text: str) -> str:
 
 
 def choose_patterns(page, wanted: list[str]) -> None:
-    """Remove every other pattern from the multiselect (all are selected by default)."""
+    """Leave exactly ``wanted`` in the multiselect (the fast patterns are selected by default)."""
     box = page.locator(".st-key-cmp_patterns")
+    box.locator("[data-tag]").first.wait_for()
     for pattern in all_patterns():
-        if pattern.id not in wanted:
+        tag = box.locator(f"[data-tag][aria-label='{pattern.title}']")
+        if pattern.id not in wanted and tag.count():
             box.locator(f"button[aria-label='Remove {pattern.title}']").click()
-            box.locator(f"[data-tag][aria-label='{pattern.title}']").wait_for(state="detached")
+            tag.wait_for(state="detached")
     shown = box.locator("[data-tag]").evaluate_all("tags => tags.map(t => t.getAttribute('aria-label'))")
     assert shown == [get_pattern(p).title for p in wanted]
 

@@ -46,7 +46,7 @@ def test_a_run_left_for_another_page_is_cancelled_and_the_next_turn_has_its_own_
     page.wait_for_url("**thread=*")
     thread_id = page.url.split("thread=")[1]
     shot(page, "runs-1-running")
-    nav(page, "Review")
+    nav(page, KO["review_title"])
     page.get_by_role("heading", name=KO["review_title"]).wait_for(timeout=RUN_TIMEOUT_MS)
     nav(page, "Basic RAG")
 

@@ -53,9 +53,10 @@ def test_flip_the_router_and_see_both_runs_side_by_side_then_again_after_a_resta
     columns = page.locator("[data-testid=stColumn]").filter(has_text=KO_WI["wi_original"]).locator("xpath=..")
     row = columns.first.inner_text()
     assert KO_WI["wi_original"] in row and KO_WI["wi_fork_at"].format(step=2, node="route_question") in row
-    assert f"search_{other}" in row  # the fork's branch, beside the original's
+    assert f"{other}.md" in row  # the fork's sources come from the other collection, beside the original's
     [fork] = forks_of(settings, thread_id)
-    assert fork["result"]["path"][:3] == ["contextualize", "route_question", f"search_{other}"]
+    assert fork["result"]["path"][:3] == ["contextualize", "route_question", "search_collection"]
+    assert {src["collection"] for src in fork["result"]["sources"]} == {other}
     assert fork["forked_from"]["changes"] == {"route": other}
     chart = page.locator("[data-testid=stMermaidChart] img[alt='adaptive what-if graph']")
     chart.wait_for()

@@ -1,5 +1,7 @@
 """What if? Fork runs at a step with a change (scripted models, real Chroma and SQLite); the original never moves."""
 
+import shutil
+
 import pytest
 from helpers import kinds, run_script, web_down
 from langchain_core.messages import AIMessage
@@ -7,6 +9,7 @@ from scripted import ScriptedChatModel
 from workflow_script import Script
 
 from core.checkpoint import get_checkpointer
+from core.config import load_settings
 from core.context import make_context
 from core.fork import ForkError, fork
 from core.fork_diff import compare_runs
@@ -19,8 +22,10 @@ STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 
 
 @pytest.fixture
-def s(sample_settings):
-    return sample_settings.with_(k=2, max_rewrites=2, max_generations=2)
+def s(sample_data_dir, tmp_path):
+    """The indexed samples in a data directory of this test's own: no thread of another test is in sight."""
+    shutil.copytree(sample_data_dir / "chroma", tmp_path / "data" / "chroma")
+    return load_settings(data_dir=str(tmp_path / "data"), provider="embedded", k=2, max_rewrites=2, max_generations=2)
 
 
 def ctx_for(settings, script, web=web_down):
