@@ -4,6 +4,7 @@ decision, see the original and the fork side by side with their paths; restart t
 from __future__ import annotations
 
 from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, browser, needs_chromium, page, server, shot  # noqa: F401
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core.config import load_settings
 from core.fork_store import forks_of
@@ -22,8 +23,16 @@ def _trace_tab(page) -> None:
 
 
 def _open_steps(page, thread_id: str) -> None:
-    _trace_tab(page)
-    page.locator(f".st-key-{thread_id}_0_whatif label").click()
+    toggle = page.locator(f".st-key-{thread_id}_0_whatif label")
+    for _attempt in range(6):  # a rerun still under way (a fresh server is slow) may switch back to the first tab
+        _trace_tab(page)
+        try:
+            toggle.click(timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    else:
+        raise AssertionError("the What-if toggle never became clickable on the trace tab")
     page.get_by_text(KO_WI["wi_pick"]).wait_for(state="attached")
     _trace_tab(page)
     page.get_by_text(KO_WI["wi_pick"]).wait_for()
