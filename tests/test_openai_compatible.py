@@ -112,7 +112,8 @@ def test_every_pattern_runs_through_the_server_to_a_termination_reason(server, s
     settings = _settings(server, sample_data_dir, k=2, max_rewrites=1, max_generations=1, max_iterations=3,
                          max_tokens=160)  # room for an emulated turn of parallel tool calls
     question = POLICY_QUESTION if pattern_id.startswith("react") else MENU_QUESTION
-    options = {"source_ids": ["restaurant_menu"]} if pattern_id == "graph_rag" else {}  # one graph, not four
+    # one small graph (two chunks of one collection): the extraction goes through the server, call by call
+    options = {"source_ids": ["restaurant_menu"], "graph_max_chunks": 2} if pattern_id == "graph_rag" else {}
     result = run(pattern_id, question, settings, **options)
     assert result["error"] is None, result["error"]
     assert result["termination_reason"] in TERMINATION_REASONS and result["termination_reason"] != "error"
