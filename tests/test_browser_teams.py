@@ -6,6 +6,8 @@ thread then shows the answer on both. Scripted model (tests/scripted_server.py),
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from app_support import HAPPY_ANSWER
 from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, Server, browser, nav, needs_chromium, page, shot  # noqa: F401
@@ -18,7 +20,9 @@ pytestmark = [needs_chromium, pytest.mark.teams]
 
 @pytest.fixture
 def replicas(sample_data_dir, tmp_path, database_url, chroma_url):
-    migrate(sample_data_dir, to_chroma=chroma_url)  # the samples on the server, embeddings copied
+    source = tmp_path / "samples"  # a copy: the session's shared sample directory is only ever read by copying it
+    shutil.copytree(sample_data_dir / "chroma", source / "chroma")
+    migrate(source, to_chroma=chroma_url)  # the samples on the server, embeddings copied
     ARTIFACTS.mkdir(exist_ok=True)
     servers = [Server(tmp_path / name, ARTIFACTS / f"streamlit-replica-{name}.log",
                       launcher=("tests/scripted_server.py",), RAG_TEST_ANSWER_DELAY="0",
