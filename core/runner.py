@@ -80,7 +80,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     # an option no state field takes would be dropped without a word (a renamed option once was, in a test)
     unknown = sorted(k for k, v in options.items() if v is not None and k != "review" and k not in pattern.reset)
     if unknown:
-        raise TypeError(f"{pattern.id} takes no run option {', '.join(unknown)}; "
+        raise RunInputError(f"{pattern.id} takes no run option {', '.join(unknown)}; "
                         f"it takes: review, {', '.join(sorted(pattern.reset))}")
     started = time.perf_counter()
     result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question,

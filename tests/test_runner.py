@@ -62,8 +62,8 @@ def test_empty_or_huge_questions_are_refused_with_a_reason(sample_settings, ques
 def test_an_option_the_pattern_does_not_take_is_refused_not_dropped(sample_settings):
     """A renamed option (graph_collections → source_ids) was silently ignored: Graph RAG built every graph."""
     before = len(get_registry(sample_settings.data_path).list())
-    with pytest.raises(TypeError, match="graph_rag takes no run option graph_collections; it takes: review, "):
+    with pytest.raises(RunInputError, match="graph_rag takes no run option graph_collections; it takes: review, "):
         run("graph_rag", "스테이크 가격?", sample_settings, graph_collections=["restaurant_menu"])
-    with pytest.raises(TypeError, match="variant"):
+    with pytest.raises(RunInputError, match="variant"):
         run("basic", "스테이크 가격?", sample_settings, variant="complexity")
     assert len(get_registry(sample_settings.data_path).list()) == before  # refused before any thread was made
