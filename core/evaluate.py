@@ -2,8 +2,10 @@
 
 Scores per pattern: route/tool accuracy (the collections a run searched, by name, against the set's
 ``sources``), source hit rate (a cited chunk came from one of them), key-fact rate, correct-decline
-rate, mean LLM calls, tokens and wall time, and the termination reasons. Results are saved with the
-set's name, the provider, the model and the date under ``<data dir>/evals/`` so runs compare.
+rate, answered rate (the run ended with an answer it stands by, on answerable questions), language match
+(the answer is written in the question's language), agent step parse rate (the share of an agent's
+replies that were a well-formed step), mean LLM calls, tokens and wall time, and the termination reasons.
+Results are saved with the set's name, the provider, the model and the date under ``<data dir>/evals/`` so runs compare.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel
 
 from core import saved_records
 from core.config import Settings
+from core.outcome import ANSWER_REASONS
 from core.question_set import BUILTIN
 
 # a run that ended with one of these said itself that it would not answer
@@ -72,6 +75,39 @@ def declined(item: dict, result: dict, judge: Judge | None) -> bool | None:
     return judge(item["question"], result["answer"]) if judge else None
 
 
+_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def answer_language(text: str) -> str | None:
+    """``ko`` when most letters are Hangul, ``other`` when some letters are not, None without letters.
+
+    A majority, not "any Hangul": an English answer may quote a Korean dish name, and a Korean one a wine's name.
+    """
+    letters = [c for c in text or "" if c.isalpha()]
+    if not letters:
+        return None
+    return "ko" if sum(bool(_HANGUL.match(c)) for c in letters) * 2 > len(letters) else "other"
+
+
+def language_ok(item: dict, answer: str) -> bool | None:
+    """Is the answer in the question's language? None when the set gives no language or nothing was answered."""
+    lang, written = item.get("lang") or "", answer_language(answer)
+    if not lang or written is None:
+        return None
+    return (written == "ko") == (lang == "ko")
+
+
+def agent_steps(result: dict) -> tuple[int, int]:
+    """(replies that were a well-formed step, all agent replies) from the trace; (0, 0) for non-agents."""
+    good = bad = 0
+    for ev in result.get("trace") or []:
+        if ev.get("grader") == "agent" and ev.get("step") in ("action", "final"):
+            good += 1
+        elif ev.get("grader") == "react_parser" and ev.get("step") == "parse_error":
+            bad += 1
+    return good, good + bad
+
+
 def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
     """Score one run against one question; None where a measure does not apply."""
     answer = result.get("answer") or ""
@@ -84,10 +120,14 @@ def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
     cited = {s.get("collection") or ("web" if s.get("url") else "") for s in result.get("sources") or []}
     source_hit = bool(cited & expected) if expected and item["answerable"] else None
     facts = item["facts"]
+    parsed, replies = agent_steps(result)
     fact_rate = sum(_norm(f) in _norm(answer) for f in facts) / len(facts) if facts else None
     return {
         "id": item["id"], "category": item["category"], "route_ok": route_ok, "source_hit": source_hit,
         "fact_rate": fact_rate, "declined_ok": None if item["answerable"] else declined(item, result, judge),
+        "answered": (result.get("termination_reason") in ANSWER_REASONS and not result.get("error"))
+        if item["answerable"] else None,
+        "language_ok": language_ok(item, answer), "parsed_steps": parsed, "agent_replies": replies,
         "llm_calls": result.get("llm_calls", 0), "tokens": result.get("tokens", 0), "ms": result.get("ms", 0),
         "termination_reason": result.get("termination_reason") or "error", "error": result.get("error"),
         "searched": sorted(searched), "answer": answer[:300],
@@ -100,12 +140,16 @@ def _mean(values) -> float | None:
 
 
 def summarise(scores: list[dict]) -> dict:
+    replies = sum(s.get("agent_replies", 0) for s in scores)
     return {
         "questions": len(scores),
         "route_accuracy": _mean(s["route_ok"] for s in scores),
         "source_hit_rate": _mean(s["source_hit"] for s in scores),
         "key_fact_rate": _mean(s["fact_rate"] for s in scores),
         "correct_decline_rate": _mean(s["declined_ok"] for s in scores),
+        "answered_rate": _mean(s.get("answered") for s in scores),
+        "language_match_rate": _mean(s.get("language_ok") for s in scores),
+        "step_parse_rate": round(sum(s.get("parsed_steps", 0) for s in scores) / replies, 3) if replies else None,
         "mean_llm_calls": _mean(s["llm_calls"] for s in scores),
         "mean_tokens": _mean(s["tokens"] for s in scores),
         "mean_seconds": _mean(s["ms"] / 1000 for s in scores),
@@ -173,10 +217,10 @@ def saved_reports(settings: Settings) -> list[dict]:
 
 
 def render(report: dict) -> str:
-    keys = ["route_accuracy", "source_hit_rate", "key_fact_rate", "correct_decline_rate", "mean_llm_calls",
-            "mean_tokens", "mean_seconds", "errors"]
+    keys = ["route_accuracy", "source_hit_rate", "key_fact_rate", "correct_decline_rate", "answered_rate",
+            "language_match_rate", "step_parse_rate", "mean_llm_calls", "mean_tokens", "mean_seconds", "errors"]
     header = ["pattern", "n"] + keys
-    rows = [[name, str(data["summary"]["questions"])] + [str(data["summary"][k]) for k in keys]
+    rows = [[name, str(data["summary"]["questions"])] + [str(data["summary"].get(k)) for k in keys]
             for name, data in report["patterns"].items()]
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
     lines = [f"evaluation {report['date']} of {report.get('set', '?')}: {report['provider']} ({report['model']})",

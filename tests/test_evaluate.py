@@ -103,6 +103,33 @@ def test_evaluate_summarises_per_pattern_and_saves(settings):
     assert "basic" in evaluate.render(report) and "mine.jsonl" in evaluate.render(report)
 
 
+def test_the_answer_language_is_the_script_most_letters_are_in():
+    korean, english = {**MENU_ITEM, "lang": "ko"}, {**MENU_ITEM, "lang": "en"}
+    assert evaluate.language_ok(korean, "시그니처 스테이크는 ₩35,000입니다.") is True
+    assert evaluate.language_ok(korean, "The Signature Steak costs ₩35,000.") is False
+    assert evaluate.language_ok(english, "The 시그니처 스테이크 costs ₩35,000 on the menu.") is True  # a quoted name
+    assert evaluate.language_ok(english, "시그니처 스테이크는 ₩35,000입니다.") is False
+    assert evaluate.language_ok(korean, "₩35,000") is None and evaluate.language_ok(MENU_ITEM, "네") is None
+
+
+def test_answered_rate_language_and_step_parse_rate_are_summarised():
+    item = {**MENU_ITEM, "lang": "ko"}
+    parsed = {"grader": "agent", "step": "action"}
+    broken = {"grader": "react_parser", "step": "parse_error"}
+    runs = [
+        {**retrieved(["restaurant_menu"], "₩35,000입니다"), "trace": [parsed, broken, {"grader": "agent", "step": "final"}]},
+        retrieved(["restaurant_menu"], "It costs ₩35,000.", reason="retry_budget_exhausted"),
+    ]
+    scores = [evaluate.score_item(item, r) for r in runs]
+    assert [s["answered"] for s in scores] == [True, False] and [s["language_ok"] for s in scores] == [True, False]
+    assert (scores[0]["parsed_steps"], scores[0]["agent_replies"]) == (2, 3)
+    summary = evaluate.summarise(scores + [evaluate.score_item(NOWHERE, retrieved([], "모릅니다"))])
+    assert summary["answered_rate"] == 0.5  # the unanswerable question does not count
+    assert summary["language_match_rate"] == 0.5  # NOWHERE names no language
+    assert summary["step_parse_rate"] == round(2 / 3, 3)
+    assert evaluate.summarise([scores[1]])["step_parse_rate"] is None  # no agent replies, no rate
+
+
 def test_the_built_in_set_is_a_jsonl_question_set():
     from core.question_set import BUILTIN, load_question_set
 
