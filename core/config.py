@@ -74,7 +74,7 @@ class Settings:
     embedded_model: str = ""  # the embedded provider's model when none is named; empty: DEFAULT_CHAT_MODELS
     model_cache_dir: str = ""  # assembled embedded models; empty: the user's cache (~/.cache/agentic-rag-studio)
     embedded_k: int = 3  # the embedded model reads at most this many documents per retrieval...
-    embedded_doc_chars: int = 600  # ...and at most this many characters of each (2 cores read ~150 tokens/s)
+    embedded_doc_chars: int = 600  # ...and at most this many characters of each (2 cores read ~40-150 tokens/s)
     # teams (docs/DEPLOY.md): empty = the embedded files under data_dir; set = shared servers for every replica
     database_url: str = ""  # postgresql://user:pass@host:5432/rag: threads, runs, checkpoints, comparisons, evaluations
     chroma_url: str = ""  # http://host:8000: a Chroma server for the knowledge base

@@ -59,7 +59,7 @@ def make_context(settings: Settings, llm: BaseChatModel | None = None, grader: B
     from core.models import get_chat_model, resolve_provider
 
     doc_chars = 0
-    if llm is None and resolve_provider(settings) == "embedded":  # 2 cores read ~150 tokens/s: cap k and chunks
+    if llm is None and resolve_provider(settings) == "embedded":  # 2 cores read ~40-150 tokens/s: cap k and chunks
         settings = settings.with_(k=max(1, min(settings.k, settings.embedded_k)))
         doc_chars = max(0, settings.embedded_doc_chars)
     llm = llm or get_chat_model(settings)

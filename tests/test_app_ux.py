@@ -75,7 +75,7 @@ def test_self_rag_grounded_answer_is_green_and_its_trace_reads_as_words(app_data
 
 def test_self_rag_budget_run_out_is_a_warning_with_budgets_in_words(app_data, scripted):
     script = happy_script()
-    script.replies["usefulness"] = {"useful": "yes", "score": 4}  # never good enough: regenerate until the budget ends
+    script.replies["usefulness"] = {"useful": "yes", "score": 3}  # never good enough: regenerate until the budget ends
     scripted.responder = script
     answer = ask(SELF_RAG).chat_message[1]
     assert badges(answer) == [":orange-badge[⚠️ budget ran out]"]

@@ -87,11 +87,19 @@ def test_always_hallucinating_ends_with_not_enough_evidence(s):
     assert "no answer was grounded" in r["termination_message"]
 
 
-def test_usefulness_three_or_four_regenerates(s):
-    script = good(usefulness=[{"useful": "yes", "score": 4}, {"useful": "yes", "score": 5}])
+def test_usefulness_three_regenerates(s):
+    script = good(usefulness=[{"useful": "yes", "score": 3}, {"useful": "yes", "score": 5}])
     r = run_script("self_rag", STEAK, s, script)
     assert script.count("answer") == 2 and script.count("rewrite") == 0
     assert r["termination_reason"] == "accepted"
+
+
+def test_usefulness_four_accepts_as_the_grader_prompt_defines_useful(s):
+    script = good(usefulness=[{"useful": "yes", "score": 4}])
+    r = run_script("self_rag", STEAK, s, script)
+    assert script.count("answer") == 1 and r["termination_reason"] == "accepted"
+    assert "grounded and useful (4/5)" in r["termination_message"]
+    assert [e["verdict"] for e in r["trace"] if e.get("grader") == "usefulness"] == ["useful (4/5)"]
 
 
 def test_usefulness_one_or_two_rewrites_and_retrieves_again(s):
@@ -105,12 +113,12 @@ def test_usefulness_one_or_two_rewrites_and_retrieves_again(s):
 
 
 def test_budget_exhausted_returns_the_best_grounded_answer(s):
-    script = good(usefulness=[{"useful": "yes", "score": 4}, {"useful": "yes", "score": 3}, {"useful": "yes", "score": 3}],
+    script = good(usefulness=[{"useful": "yes", "score": 3}, {"useful": "yes", "score": 3}, {"useful": "yes", "score": 3}],
                   answer=["best answer [1]", "worse answer", "worst answer"])
     r = run_script("self_rag", STEAK, s, script)
     assert r["termination_reason"] == "retry_budget_exhausted"
     assert r["answer"] == "best answer [1]"
-    assert "returned the best grounded answer (4/5)" in r["termination_message"]
+    assert "returned the best grounded answer (3/5)" in r["termination_message"]
     assert "2 of 2 regeneration(s)" in r["termination_message"]  # counts regenerations, as the budget does
 
 

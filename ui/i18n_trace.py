@@ -50,7 +50,6 @@ EXACT = {
     "no retrieval needed": "검색이 필요 없습니다",
     "no relevant documents": "관련 문서가 없습니다",
     "answered directly: no retrieval needed": "검색 없이 바로 답했습니다",
-    "answer accepted: grounded and useful (5/5)": "답변 승인: 근거가 있고 유용함 (5/5)",
     "The question is empty: type a question first.": "질문이 비어 있습니다. 먼저 질문을 입력하세요.",
     "stopped: the graph hit its recursion limit (a loop did not end)":
         "중단: 그래프가 재귀 한도에 도달했습니다 (반복이 끝나지 않음)",
@@ -64,6 +63,7 @@ TEMPLATES = (
     ("every enabled collection: {names}", "켜져 있는 모든 컬렉션: {names}"),
     ("at most {n} graphs per run; not used: {names} (choose fewer sources in the sidebar)",
      "한 번에 그래프는 최대 {n}개까지입니다. 쓰지 않은 출처: {names} (사이드바에서 출처를 줄이세요)"),
+    ("answer accepted: grounded and useful ({n}/5)", "답변 승인: 근거가 있고 유용함 ({n}/5)"),
     ("answered from {n} retrieved chunks", "검색한 청크 {n}개로 답했습니다"),
     ("answered from {n} document(s)", "문서 {n}개로 답했습니다"),
     ("answered from {n} graded chunk(s)", "평가를 통과한 청크 {n}개로 답했습니다"),

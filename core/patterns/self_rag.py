@@ -35,6 +35,10 @@ from core.prompts import workflow as P
 from core.sources import MAX_OFFERED, closest
 from core.trace import add_or_reset, doc_ref, event, stop
 
+# The usefulness score that accepts: 4 ("answers with small gaps") and 5, as the grader prompt defines
+# "useful". Accepting only 5 sent Qwen's exact "₩35,000입니다 [1]" (scored 4 three times) through every
+# regeneration to retry_budget_exhausted.
+ACCEPT_USEFULNESS = 4
 MAX_FANOUT = 4  # sources searched in parallel per round (collections and web): bounds the grading
 
 
@@ -193,19 +197,19 @@ def build(ctx: RunContext) -> StateGraph:
         best = state.get("best") or {}
         if score > best.get("score", 0):
             update["best"] = {"answer": state["answer"], "score": score, "documents": state["documents"]}
-        # the score decides (5 accepts, 3-4 regenerates, below 3 rewrites): the verdict says so, not the model's yes/no
-        verdict = "useful" if score >= 5 else "partly useful" if score >= 3 else "not useful"
+        # the score decides (4-5 accepts, 3 regenerates, below 3 rewrites): the verdict says so, not the model's yes/no
+        verdict = "useful" if score >= ACCEPT_USEFULNESS else "partly useful" if score >= 3 else "not useful"
         events = [event("grade_usefulness", "error" if outcome.fallback else "verdict", grader="usefulness",
                         target="answer", verdict=f"{verdict} ({score}/5)", score=score,
                         reason=outcome.error or None, counters=counters(state))]
-        if score < 5:
+        if score < ACCEPT_USEFULNESS:
             update["feedback"] = f"it was grounded but only {score}/5 useful: answer the question more directly"
         update["trace"] = events
         return update
 
     def route_after_usefulness(state: SelfRagState) -> Literal["accept", "generate", "rewrite_question", "finish"]:
         score = state["usefulness"]
-        if score >= 5:
+        if score >= ACCEPT_USEFULNESS:
             return "accept"
         if score >= 3:
             return "generate" if state["generations"] <= s.max_generations else "finish"
@@ -213,7 +217,8 @@ def build(ctx: RunContext) -> StateGraph:
 
     def accept(state: SelfRagState) -> dict:
         return {**final(state["answer"], state["documents"]),
-                **stop("accept", "accepted", "answer accepted: grounded and useful (5/5)", counters=counters(state))}
+                **stop("accept", "accepted", f"answer accepted: grounded and useful ({state['usefulness']}/5)",
+                       counters=counters(state))}
 
     def finish(state: SelfRagState) -> dict:
         """A budget ran out: the best grounded answer so far, or an honest 'not enough evidence'."""
