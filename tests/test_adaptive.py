@@ -5,6 +5,7 @@ from helpers import kinds, run_script, web_down, web_ok
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
+from core import evaluate
 from core.context import make_context
 from core.prompts import answer_request
 from core.runner import pending_reviews, resume, run
@@ -48,6 +49,7 @@ def test_route_web_without_web_search_says_so_without_guessing(s):
     r = run_script("adaptive", "오늘 서울 날씨는?", s, script, web=web_down)
     assert r["termination_reason"] == "web_unavailable"
     assert "웹 검색을 사용할 수 없어" in r["answer"] and "TAVILY_API_KEY" in r["termination_message"]
+    assert evaluate.answer_language(r["answer"]) == "ko", r["answer"]  # no English reason inside the Korean answer
     assert script.count("answer") == 0
 
 

@@ -106,7 +106,8 @@ def build(ctx: RunContext) -> StateGraph:
         docs = state.get("documents", [])
         question = state["standalone_question"]
         if not docs and state.get("route") == "web":
-            answer = say(question, f"웹 검색을 사용할 수 없어 답할 수 없습니다 ({state.get('web_status')}).",
+            # the reason (English, from the search tool) stays in the trace: a Korean answer stays Korean
+            answer = say(question, "웹 검색을 사용할 수 없어 답할 수 없습니다. 이유는 실행 추적에 있습니다.",
                          f"I cannot answer: web search is unavailable ({state.get('web_status')}).")
             return {**final(answer), **stop("generate", "web_unavailable",
                                             f"web search unavailable: {state.get('web_status')}")}
