@@ -6,8 +6,9 @@ retrieval decision over the built-in question set.
 benchmarks/own_corpora.jsonl asks about the two non-sample test corpora (tests/corpora), once they are
 ingested as collections ``hanbit_bikes`` and ``apiary_handbook`` with their descriptions.
 
-Route accuracy counts the questions with one expected route (a single collection, web, or none = direct);
-the retrieval decision should be "yes" for every question that has sources and "no" for the rest.
+Route accuracy counts the answerable questions with one expected route (a single collection, web, or
+none = direct); the retrieval decision should be "yes" for every answerable question that has sources
+and "no" for the rest. Unanswerable questions are shown but not scored.
 A measurement (printed), never a test.
 """
 
@@ -28,6 +29,8 @@ from core.sources import active_sources
 
 def expected_route(item: dict) -> str | None:
     sources = item["sources"]
+    if not item["answerable"]:
+        return None  # looking somewhere before declining is as right as not looking (as in core.evaluate)
     if not sources:
         return "direct"
     return sources[0] if len(sources) == 1 else None  # several collections: no single right route
@@ -40,18 +43,21 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN) -> dict:
     model = get_chat_model(settings, role="grader")
     items = load_question_set(question_set)[:limit]
     rows, start = [], time.perf_counter()
-    for item in items:
-        route = route_question(model, item["question"], sources)
-        need = needs_retrieval(model, item["question"], sources)
+    # one decision over every question, then the other: consecutive prompts share their system text, which
+    # llama.cpp then reads once (alternating the two would make it re-read each system text every call)
+    routes = [route_question(model, item["question"], sources) for item in items]
+    needs = [needs_retrieval(model, item["question"], sources) for item in items]
+    for item, route, need in zip(items, routes, needs):
         rows.append({"id": item["id"], "expected": expected_route(item), "route": route.value.route,
                      "route_fallback": route.fallback, "retrieve": need.value.retrieve,
-                     "retrieve_expected": "yes" if item["sources"] else "no"})
+                     "retrieve_expected": ("yes" if item["sources"] else "no") if item["answerable"] else None})
     routed = [r for r in rows if r["expected"]]
+    judged = [r for r in rows if r["retrieve_expected"]]
     return {
         "model": getattr(model, "model_name", settings.model), "questions": len(rows),
         "route_accuracy": round(sum(r["route"] == r["expected"] for r in routed) / max(len(routed), 1), 3),
         "routed_questions": len(routed), "route_fallbacks": sum(r["route_fallback"] for r in rows),
-        "retrieval_accuracy": round(sum(r["retrieve"] == r["retrieve_expected"] for r in rows) / max(len(rows), 1), 3),
+        "retrieval_accuracy": round(sum(r["retrieve"] == r["retrieve_expected"] for r in judged) / max(len(judged), 1), 3),
         "seconds": round(time.perf_counter() - start, 1), "rows": rows,
     }
 

@@ -35,11 +35,15 @@ Answer in the language of the question.
 {sub_answers}
 </sub_answers>"""
 
-RETRIEVAL_NEED_SYSTEM = """Decide whether answering the question needs looking up the document \
-collections or the web (yes), or can be answered directly, like a greeting or small talk (no).
+RETRIEVAL_NEED_SYSTEM = """Decide whether answering the question needs looking something up (yes) \
+or can be answered directly (no).
 The document collections, each with what it answers:
 {sources}
-Any question about facts, prices, items, policies, people or events needs looking up: yes."""
+yes: anything about the subjects of these collections (their items, prices, totals, pairings, rules, \
+names, dates), and current news, weather or rates (the web).
+no: greetings, thanks, small talk, questions about the assistant, and common general knowledge.
+Examples: "How much do two glasses of the house red cost?" yes. "What does the report say about 5G?" \
+yes. "Good morning!" no. "What is 12 times 7?" no."""
 
 GRADER_SYSTEM = f"""You check retrieved documents and answers for a question-answering assistant. Read the \
 question, documents and answer given, then do the task written at the end, and reply with the verdict only. \
