@@ -18,7 +18,7 @@ def adversary(messages):
         "sources": {"sources": ["restaurant_menu", "restaurant_wine", "web"]},
         "complexity": {"complexity": "analyse"},
         "decompose": {"questions": ["a?", "b?", "c?", "d?"]},
-        "retrieval": {"retrieve": "yes"},
+        "retrieval": {"kind": "lookup"},
         "relevance": "{broken json",
         "crag": {"grade": "ambiguous", "confidence": 0.1},
         "strip": "not json",
@@ -48,7 +48,7 @@ def test_adversarial_model_stops_within_the_documented_bound(sample_settings, pa
 
 def test_self_rag_relevance_adversary_with_valid_json_exhausts_the_rewrite_budget(sample_settings):
     settings = sample_settings.with_(k=3, max_rewrites=3)
-    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu", "restaurant_wine"]},
+    script = Script(retrieval={"kind": "lookup"}, sources={"sources": ["restaurant_menu", "restaurant_wine"]},
                     relevance={"relevant": "no"},
                     rewrite={"question": "다시"})
     result = run_script("self_rag", "스테이크 가격?", settings, script)

@@ -17,7 +17,7 @@ from core.context import make_context
 
 def factory(settings, latency=0.0):
     def make(pattern_id):
-        script = Script(router={"route": "restaurant_menu"}, retrieval={"retrieve": "yes"},
+        script = Script(router={"route": "restaurant_menu"}, retrieval={"kind": "lookup"},
                         sources={"sources": ["restaurant_menu"]},
                         relevance={"relevant": "yes"}, grounded={"grounded": "yes"},
                         usefulness={"useful": "yes", "score": 5}, crag={"grade": "correct", "confidence": 0.9},

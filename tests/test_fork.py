@@ -91,7 +91,7 @@ def relevant_if_price_of_steak(messages):
 
 
 def test_self_rag_fork_with_a_relevance_verdict_flipped_to_no_rewrites_and_searches_again(s):
-    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu"]}, relevance=relevant_if_price_of_steak,
+    script = Script(retrieval={"kind": "lookup"}, sources={"sources": ["restaurant_menu"]}, relevance=relevant_if_price_of_steak,
                     answer="시그니처 스테이크는 ₩35,000입니다 [1].", grounded={"grounded": "yes"},
                     usefulness={"useful": "yes", "score": 5}, rewrite={"question": "시그니처 스테이크 가격"})
     original = run_script("self_rag", STEAK, s, script)
@@ -228,7 +228,7 @@ def test_a_fork_of_a_fork_and_the_forks_listed_on_each_thread(s):
 
 def test_replay_says_whether_the_run_repeated(s):
     grades = iter(["yes", "yes", "no", "no"])  # the second round of grading disagrees with the first
-    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu"]},
+    script = Script(retrieval={"kind": "lookup"}, sources={"sources": ["restaurant_menu"]},
                     relevance=lambda m: {"relevant": next(grades, "no")}, answer="₩35,000 [1].",
                     grounded={"grounded": "yes"}, usefulness={"useful": "yes", "score": 5},
                     rewrite={"question": "스테이크 가격"})

@@ -54,7 +54,7 @@ class Model:
     """One scripted model (answerer and grader) for every pattern; records the prompts answers were written from."""
 
     def __init__(self):
-        self.script = Script(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu"]},
+        self.script = Script(retrieval={"kind": "lookup"}, sources={"sources": ["restaurant_menu"]},
                              relevance={"relevant": "yes"}, crag=[{"grade": "correct", "confidence": 0.9}],
                              strip=_every_strip,
                              grounded={"grounded": "yes"}, usefulness={"useful": "yes", "score": 5},

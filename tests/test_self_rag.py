@@ -15,7 +15,7 @@ def s(sample_settings):
 
 def good(**overrides):
     """A script on the happy path; overrides change one role."""
-    base = dict(retrieval={"retrieve": "yes"}, sources={"sources": ["restaurant_menu"]}, relevance=YES,
+    base = dict(retrieval={"kind": "lookup"}, sources={"sources": ["restaurant_menu"]}, relevance=YES,
                 answer="시그니처 스테이크는 ₩35,000입니다 [1].", grounded={"grounded": "yes"},
                 usefulness={"useful": "yes", "score": 5}, rewrite={"question": "시그니처 스테이크 가격"})
     base.update(overrides)
@@ -23,9 +23,21 @@ def good(**overrides):
 
 
 def test_no_retrieval_needed_answers_directly(s):
-    r = run_script("self_rag", "안녕하세요?", s, good(retrieval={"retrieve": "no"}, direct="안녕하세요!"))
+    r = run_script("self_rag", "안녕하세요?", s, good(retrieval={"kind": "small_talk"}, direct="안녕하세요!"))
     assert r["path"] == ["contextualize", "decide_retrieval", "direct_answer"]
     assert r["termination_reason"] == "direct_answer"
+
+
+@pytest.mark.parametrize("reply, path_step, reason", [
+    ({"kind": "general_knowledge"}, "direct_answer", "no retrieval needed: general knowledge"),
+    ({"kind": "lookup"}, "select_sources", "retrieval needed: lookup"),
+    ("yes", "select_sources", "retrieving to be safe"),  # not a kind: unusable, so look things up
+])
+def test_the_retrieval_decision_names_the_kind_of_message_that_decided_it(s, reply, path_step, reason):
+    r = run_script("self_rag", "프랑스의 수도는?", s, good(retrieval=reply, direct="파리입니다."))
+    assert r["path"][2] == path_step
+    [decision] = [e for e in r["trace"] if e.get("grader") == "retrieval_need"]
+    assert reason in decision["reason"]
 
 
 def test_relevant_grounded_useful_answer_is_accepted(s):

@@ -231,7 +231,7 @@ def test_adaptive_complexity_sub_questions_retrieve_from_the_enabled_sources(s):
 
 def test_self_rag_fans_out_to_our_collections(s):
     samples_off(s)
-    script = Script(retrieval={"retrieve": "yes"}, sources={"sources": [BIKES, BEES]}, relevance={"relevant": "yes"},
+    script = Script(retrieval={"kind": "lookup"}, sources={"sources": [BIKES, BEES]}, relevance={"relevant": "yes"},
                     grounded={"grounded": "yes"}, usefulness={"useful": "yes", "score": 5}, answer="5,000원 [1].")
     r = run_script("self_rag", BIKES_Q, s, script)
     assert r["termination_reason"] == "accepted"

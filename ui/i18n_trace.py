@@ -47,7 +47,10 @@ EXACT = {
     "already made in this turn: not run again": "이번 턴에 이미 한 호출이라 다시 실행하지 않습니다",
     "already made in this turn: not run again; the loop stops": "이번 턴에 이미 한 호출이라 다시 실행하지 않고 멈춥니다",
     "retrieval needed": "검색이 필요합니다",
-    "no retrieval needed": "검색이 필요 없습니다",
+    "no retrieval needed": "검색이 필요 없습니다",  # runs recorded before the decision named the message's kind
+    "retrieval needed: lookup": "검색이 필요합니다: 자료 조회",
+    "no retrieval needed: small talk": "검색이 필요 없습니다: 일상 대화",
+    "no retrieval needed: general knowledge": "검색이 필요 없습니다: 일반 상식",
     "no relevant documents": "관련 문서가 없습니다",
     "answered directly: no retrieval needed": "검색 없이 바로 답했습니다",
     "The question is empty: type a question first.": "질문이 비어 있습니다. 먼저 질문을 입력하세요.",

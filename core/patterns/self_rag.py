@@ -105,9 +105,9 @@ def build(ctx: RunContext) -> StateGraph:
 
     def decide_retrieval(state: SelfRagState) -> dict:
         outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"], run_sources(ctx, state))
-        need = outcome.value.retrieve
+        need, kind = outcome.value.retrieve, outcome.value.kind.replace("_", " ")
         reason = (f"grader output unusable ({outcome.error}); retrieving to be safe" if outcome.fallback
-                  else ("retrieval needed" if need == "yes" else "no retrieval needed"))
+                  else (f"retrieval needed: {kind}" if need == "yes" else f"no retrieval needed: {kind}"))
         return {"query": state["standalone_question"], "retrieval": need,
                 "trace": [event("decide_retrieval", "error" if outcome.fallback else "route",
                                 grader="retrieval_need", verdict=need, reason=reason)]}

@@ -35,15 +35,13 @@ Answer in the language of the question.
 {sub_answers}
 </sub_answers>"""
 
-RETRIEVAL_NEED_SYSTEM = """Decide whether answering the question needs looking something up (yes) \
-or can be answered directly (no).
-The document collections, each with what it answers:
-{sources}
-yes: anything about the subjects of these collections (their items, prices, totals, pairings, rules, \
-names, dates), and current news, weather or rates (the web).
-no: greetings, thanks, small talk, questions about the assistant, and common general knowledge.
-Examples: "How much do two glasses of the house red cost?" yes. "What does the report say about 5G?" \
-yes. "Good morning!" no. "What is 12 times 7?" no."""
+RETRIEVAL_NEED_SYSTEM = """Classify the user's message by what answering it needs.
+- lookup: facts about the subjects of these document collections (their items, prices, totals, \
+pairings, rules, names, dates), or current news, weather, rates or places (the web)
+- small_talk: a greeting, thanks, or a question about the assistant
+- general_knowledge: common knowledge anyone knows, like a capital city or simple arithmetic
+The document collections:
+{sources}"""
 
 GRADER_SYSTEM = f"""You check retrieved documents and answers for a question-answering assistant. Read the \
 question, documents and answer given, then do the task written at the end, and reply with the verdict only. \
