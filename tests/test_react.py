@@ -101,6 +101,19 @@ def test_unknown_tools_and_an_unavailable_web_become_observations(sample_setting
     assert result["termination_reason"] == "answered"
 
 
+def test_an_action_line_that_wraps_one_tool_name_in_words_calls_that_tool(sample_settings):
+    # Qwen2.5 1.5B wrote "Action: Use restaurant_menu", copying "Action: the tool to use" from the format
+    result, _, _ = _run(sample_settings, "react", [
+        _text_step("Use restaurant_menu", "시그니처 스테이크 가격"),
+        _text_step("the `usa_ict` tool", "CHIPS 법"),
+        _text_step("restaurant_menu or restaurant_wine", "와인"),  # two names: ambiguous, not guessed
+        "Thought: 이제 안다\nFinal Answer: ₩35,000 [1]"], question="시그니처 스테이크 가격은?")
+    observations = _steps(result, "observation")
+    assert [e["grader"] for e in observations] == ["restaurant_menu", "usa_ict", "restaurant_menu or restaurant_wine"]
+    assert all(e["verdict"] != "error" for e in observations[:2]) and observations[2]["verdict"] == "error"
+    assert [e["target"] for e in _steps(result, "action")][:2] == ["restaurant_menu", "usa_ict"]
+
+
 # ---------------------------------------------------------------- native tool calling
 
 

@@ -99,6 +99,18 @@ def parse_step(text: str) -> dict:
     return {"thought": thought, "error": "neither 'Action:' with 'Action Input:' nor 'Final Answer:' was found"}
 
 
+def resolve_tool_name(name: str, names: list[str]) -> str:
+    """The tool an Action line means: its exact name, or the one tool name written inside it.
+
+    Small models wrap the name in words ("Use restaurant_menu", "the `usa_ict` tool"), copying the
+    format's "Action: the tool to use"; a line naming two tools is left as written (an error observation).
+    """
+    if name in names:
+        return name
+    found = [n for n in names if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", name, re.IGNORECASE)]
+    return found[0] if len(found) == 1 else name
+
+
 # ---------------------------------------------------------------- nodes both flavours share
 
 
@@ -262,7 +274,7 @@ def build(ctx: RunContext) -> StateGraph:
         if "final" in step:
             return {"iterations": iteration, "final_answer": step["final"], "pending": [],
                     "trace": events + [final_event("agent", step["final"])]}
-        call = new_call(step["action"], step["input"])
+        call = new_call(resolve_tool_name(step["action"], [t.name for t in tools]), step["input"])
         return {"iterations": iteration, "pending": [call], "pending_thought": step["thought"],
                 "trace": events + [action_event("agent", iteration, call)]}
 

@@ -42,29 +42,28 @@ in at most three short paragraphs. {DATA_NOTE}
 
 # ---------------------------------------------------------------- ReAct, prompt protocol
 
-REACT_SYSTEM = f"""Answer the question by searching with the tools below, then answering from what \
-they return.
+REACT_SYSTEM = f"""Answer the question as well as you can. You can use these tools:
 
-Tools:
 {{tools}}
 
-Reply with one step at a time, in exactly this format:
-Thought: which tool holds the answer, and why
-Action: one tool name from [{{tool_names}}]
-Action Input: a short search query
-Then stop: the Observation (the tool's result) is written for you.
+Use exactly this format:
 
-When the observations hold the answer, reply:
+Question: the question you must answer
+Thought: what you should do next
+Action: the tool to use, one of [{{tool_names}}]
+Action Input: the search query for the tool
+Observation: the tool's result (written for you, do not write it yourself)
+... (Thought / Action / Action Input / Observation may repeat)
 Thought: I now know the final answer
-Final Answer: the answer, in the language of the question
+Final Answer: the answer to the question, in the language of the question
 
-Rules:
-- Facts (prices, items, names, dates, policies) come only from observations: search before any Final \
-Answer. Only a greeting or small talk may be answered at once.
-- Choose the collection whose description fits the question; use web_search only for current news or \
-what no collection covers.
-- A question about several subjects needs one search per subject.
-- If the observations do not hold the answer, say so in the Final Answer instead of guessing. {DATA_NOTE}"""
+Search with a tool before you answer any question about facts: your memory is not a source. Choose \
+the collection whose description fits the question; use web_search only for current news or what no \
+collection covers. Split a question about several subjects into one search per subject. If the \
+observations do not hold the answer, say so in the Final Answer. Write one Action per reply, then stop \
+and wait for its Observation. {DATA_NOTE}
+
+Begin! Your first reply is a Thought and an Action."""
 
 REACT_FORMAT_ERROR = """Invalid format: {error}. Reply either with
 Thought: ...
