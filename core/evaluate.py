@@ -97,6 +97,11 @@ def language_ok(item: dict, answer: str) -> bool | None:
     return (written == "ko") == (lang == "ko")
 
 
+def _answer_reasons(item: dict) -> frozenset:
+    """How a run ends with an answer it stands by: a direct answer counts only where nothing needed looking up."""
+    return ANSWER_REASONS if item["sources"] else ANSWER_REASONS | {"direct_answer"}
+
+
 def agent_steps(result: dict) -> tuple[int, int]:
     """(replies that were a well-formed step, all agent replies) from the trace; (0, 0) for non-agents."""
     good = bad = 0
@@ -125,7 +130,7 @@ def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
     return {
         "id": item["id"], "category": item["category"], "route_ok": route_ok, "source_hit": source_hit,
         "fact_rate": fact_rate, "declined_ok": None if item["answerable"] else declined(item, result, judge),
-        "answered": (result.get("termination_reason") in ANSWER_REASONS and not result.get("error"))
+        "answered": (result.get("termination_reason") in _answer_reasons(item) and not result.get("error"))
         if item["answerable"] else None,
         "language_ok": language_ok(item, answer), "parsed_steps": parsed, "agent_replies": replies,
         "llm_calls": result.get("llm_calls", 0), "tokens": result.get("tokens", 0), "ms": result.get("ms", 0),

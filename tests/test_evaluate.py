@@ -128,6 +128,9 @@ def test_answered_rate_language_and_step_parse_rate_are_summarised():
     assert summary["language_match_rate"] == 0.5  # NOWHERE names no language
     assert summary["step_parse_rate"] == round(2 / 3, 3)
     assert evaluate.summarise([scores[1]])["step_parse_rate"] is None  # no agent replies, no rate
+    direct = {"answer": "안녕하세요!", "trace": [], "termination_reason": "direct_answer"}
+    assert evaluate.score_item(GREETING, direct)["answered"] is True  # nothing to look up: a direct answer is one
+    assert evaluate.score_item(item, direct)["answered"] is False  # a price question answered without looking
 
 
 def test_the_built_in_set_is_a_jsonl_question_set():
