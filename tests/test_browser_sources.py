@@ -97,5 +97,7 @@ def test_upload_a_described_collection_then_adaptive_routes_to_it(server, model,
     assert (route["target"], route["verdict"]) == (COLLECTION, DISPLAY)  # the trace names it by its display name
     assert {s["collection"] for s in result["sources"]} == {COLLECTION}
     cells = answer.locator("[data-testid=stDataFrame] [role=gridcell]", has_text=DISPLAY)
-    cells.first.wait_for(timeout=60_000)  # the grid renders after the answer: wait, do not count at once
+    # The grid draws on a canvas; its cells exist as a hidden accessibility table, so wait for
+    # them to be attached (not visible), and only after the answer has rendered.
+    cells.first.wait_for(state="attached", timeout=60_000)
     assert cells.count() >= 1, "the trace table shows the route by the collection's display name"
