@@ -26,6 +26,7 @@ class RunContext:
     options: dict = field(default_factory=dict)  # per-run switches: review, variant
 
     doc_chars: int = 0  # the most characters of a document the model reads (0: all of it)
+    web_ready: bool = True  # web search can answer (a key is set, or a test injected one)
 
     def retrieve(self, collection: str, query: str, k: int | None = None):
         docs = self.kb.search(collection, query, k or self.settings.k)
@@ -73,4 +74,5 @@ def make_context(settings: Settings, llm: BaseChatModel | None = None, grader: B
         web=web or (lambda query: web_search(query, settings)),
         options=options,
         doc_chars=doc_chars,
+        web_ready=web is not None or bool(settings.tavily_api_key),
     )

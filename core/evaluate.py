@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from core import saved_records
 from core.config import Settings
 from core.outcome import ANSWER_REASONS
+from core.prompts import HANGUL
 from core.question_set import BUILTIN
 
 # a run that ended with one of these said itself that it would not answer
@@ -75,9 +76,6 @@ def declined(item: dict, result: dict, judge: Judge | None) -> bool | None:
     return judge(item["question"], result["answer"]) if judge else None
 
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
-
-
 def answer_language(text: str) -> str | None:
     """``ko`` when most letters are Hangul, ``other`` when some letters are not, None without letters.
 
@@ -86,7 +84,7 @@ def answer_language(text: str) -> str | None:
     letters = [c for c in text or "" if c.isalpha()]
     if not letters:
         return None
-    return "ko" if sum(bool(_HANGUL.match(c)) for c in letters) * 2 > len(letters) else "other"
+    return "ko" if sum(bool(HANGUL.match(c)) for c in letters) * 2 > len(letters) else "other"
 
 
 def language_ok(item: dict, answer: str) -> bool | None:

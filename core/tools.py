@@ -47,6 +47,9 @@ class AgentTool:
 
 
 WEB_TOOL = AgentTool("web_search", P.WEB_SEARCH_TOOL, web=True, query_hint="a short keyword query (a few words)")
+# Without a key the tool stays listed, so runs keep their shape and the trace shows the agent was told;
+# agents on small models otherwise reach for the web first and repeat the failed call.
+WEB_TOOL_OFF = AgentTool("web_search", P.WEB_SEARCH_OFF_TOOL, web=True, query_hint=WEB_TOOL.query_hint)
 
 
 def search_documents_tool(sources: list[Source]) -> AgentTool:
@@ -55,11 +58,12 @@ def search_documents_tool(sources: list[Source]) -> AgentTool:
     return AgentTool("search_documents", P.SEARCH_DOCUMENTS_TOOL.format(sources=listed), tuple(s.id for s in sources))
 
 
-def source_tools(sources: list[Source]) -> list[AgentTool]:
-    """The ReAct agents' tools: one retriever per source, named after its collection, and the web."""
+def source_tools(sources: list[Source], web_ready: bool = True) -> list[AgentTool]:
+    """The ReAct agents' tools: one retriever per source, named after its collection, and the web
+    (described as unavailable when it is)."""
     names = tool_names(sources, taken=(WEB_TOOL.name,))
     return [AgentTool(names[s.id], P.COLLECTION_TOOL.format(name=s.name, description=s.description), (s.id,))
-            for s in sources] + [WEB_TOOL]
+            for s in sources] + [WEB_TOOL if web_ready else WEB_TOOL_OFF]
 
 
 def tools_event(node: str, tools: list[AgentTool]) -> dict:
@@ -133,7 +137,8 @@ def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict) -> ToolRun:
         result = ctx.web(query)
         run.status, run.documents = result.status, result.documents
         run.text = (format_labelled(result.documents) if result.ok
-                    else f"Web search {result.status}: {result.reason or 'no results'}.")
+                    else f"Web search {result.status}: {result.reason or 'no results'}."
+                    + (P.WEB_OFF_OBSERVATION if not ctx.web_ready else ""))
         return run
     run.documents, problems = ctx.search(list(tool.collections), query)  # several collections merge by score
     if run.documents:

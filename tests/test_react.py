@@ -101,6 +101,25 @@ def test_unknown_tools_and_an_unavailable_web_become_observations(sample_setting
     assert result["termination_reason"] == "answered"
 
 
+def test_without_a_web_key_the_agent_is_told_the_web_is_off_and_to_answer_in_korean(sample_settings):
+    # Qwen2.5 1.5B called web_search first in 8 of 9 runs with no key, then repeated it, and
+    # answered Korean questions in English.
+    settings = sample_settings.with_(tavily_api_key="")
+    llm = ScriptedChatModel(replies=[_text_step("web_search", "스테이크 가격"), "Thought: 없다\nFinal Answer: 모릅니다."])
+    ctx = make_context(settings, llm=llm, grader=ScriptedChatModel(replies=[]))  # the real web search, no key
+    assert not ctx.web_ready
+    result = run("react", "시그니처 스테이크 가격은?", settings, ctx=ctx)
+    system = llm.calls[0][0].content
+    assert "web_search: Web search, unavailable in this run" in system
+    assert "Final Answer: the answer to the question, written in Korean (한국어)" in system
+    observation = llm.calls[1][-1].content
+    assert "no TAVILY_API_KEY" in observation and "do not call web_search again" in observation
+    assert result["termination_reason"] == "answered"
+    english = ScriptedChatModel(replies=["Thought: hi\nFinal Answer: Hello!"])
+    run("react", "Hello there", settings, ctx=make_context(settings, llm=english, grader=ScriptedChatModel(replies=[])))
+    assert "written in the language of the question" in english.calls[0][0].content
+
+
 def test_an_action_line_that_wraps_one_tool_name_in_words_calls_that_tool(sample_settings):
     # Qwen2.5 1.5B wrote "Action: Use restaurant_menu", copying "Action: the tool to use" from the format
     result, _, _ = _run(sample_settings, "react", [

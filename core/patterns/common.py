@@ -13,6 +13,7 @@ from langgraph.types import Command, interrupt
 from core import prompts
 from core.citations import sources_from
 from core.context import RunContext
+from core.prompts import is_korean
 from core.review import document_review, kept_documents, normalise_decision
 from core.sources import Source, active_sources
 from core.trace import add_or_reset, doc_ref, event, stop
@@ -104,10 +105,6 @@ def search_web(ctx: RunContext, node: str, query: str) -> tuple[list[Document], 
     ev = event(node, "tool", grader="web_search", target="web", verdict=result.status,
                reason=result.reason or f"{len(result.documents)} results", query=result.query)
     return result.documents, ev, result.status if result.ok else result.reason
-
-
-def is_korean(text: str) -> bool:
-    return any("\uac00" <= ch <= "\ud7a3" for ch in text)
 
 
 def say(question: str, ko: str, en: str) -> str:

@@ -22,6 +22,7 @@ from core.context import RunContext
 from core.patterns import Pattern
 from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, run_sources, say
 from core.prompts import agents as P
+from core.prompts import language_name
 from core.tool_review import make_review_tool_calls
 from core.tools import (
     AgentTool,
@@ -122,7 +123,7 @@ def make_tools_of(ctx: RunContext):
     """The run's tools: one retriever per source of the run (named after its collection), and the web."""
 
     def tools_of(state: dict) -> list[AgentTool]:
-        return source_tools(run_sources(ctx, state))
+        return source_tools(run_sources(ctx, state), ctx.web_ready)
 
     return tools_of
 
@@ -256,7 +257,8 @@ def build(ctx: RunContext) -> StateGraph:
         iteration = state.get("iterations", 0) + 1
         tools = tools_of(state)
         names = ", ".join(t.name for t in tools)
-        system = P.REACT_SYSTEM.format(tools="\n".join(t.line() for t in tools), tool_names=names)
+        system = P.REACT_SYSTEM.format(tools="\n".join(t.line() for t in tools), tool_names=names,
+                                       language=language_name(state["standalone_question"]))
         messages = [SystemMessage(system), HumanMessage(f"Question: {state['standalone_question']}"),
                     *scratchpad(state, names)]
         reply = ctx.llm.invoke(messages, stop=["\nObservation:"])

@@ -28,7 +28,17 @@ understood without the conversation. Keep its language. Keep names, terms and nu
 If it is already standalone, return it unchanged. Reply with the question only."""
 
 
-_HANGUL = re.compile(r"[\uac00-\ud7a3]")
+HANGUL = re.compile(r"[\uac00-\ud7a3]")  # the precomposed Hangul syllables
+
+
+def is_korean(text: str) -> bool:
+    """Does the text hold any Hangul syllable? (How the app tells a Korean question.)"""
+    return bool(HANGUL.search(text or ""))
+
+
+def language_name(question: str) -> str:
+    """The language to answer ``question`` in, named for a prompt."""
+    return "Korean (한국어)" if is_korean(question) else "the language of the question"
 
 
 def answer_request(question: str) -> str:
@@ -37,7 +47,7 @@ def answer_request(question: str) -> str:
     Small models follow "answer in the language of the question" loosely (a 1.5B model answered a
     Korean question in English), so the language is named explicitly, last, where it weighs most.
     """
-    if _HANGUL.search(question):
+    if is_korean(question):
         return f"{question}\n\n(한국어로 답하세요. Answer in Korean.)"
     return f"{question}\n\n(Answer in the language of this question.)"
 
