@@ -101,20 +101,22 @@ def test_unknown_tools_and_an_unavailable_web_become_observations(sample_setting
     assert result["termination_reason"] == "answered"
 
 
-def test_without_a_web_key_the_agent_is_told_the_web_is_off_and_to_answer_in_korean(sample_settings):
-    # Qwen2.5 1.5B called web_search first in 8 of 9 runs with no key, then repeated it, and
-    # answered Korean questions in English.
+def test_without_a_web_key_the_web_tool_is_left_out_and_the_answer_language_is_named(sample_settings):
+    # Qwen2.5 1.5B called web_search first in 8 of 9 runs with no key (even when the tool's description
+    # said it was unavailable), then repeated it, and answered Korean questions in English.
     settings = sample_settings.with_(tavily_api_key="")
     llm = ScriptedChatModel(replies=[_text_step("web_search", "스테이크 가격"), "Thought: 없다\nFinal Answer: 모릅니다."])
     ctx = make_context(settings, llm=llm, grader=ScriptedChatModel(replies=[]))  # the real web search, no key
     assert not ctx.web_ready
     result = run("react", "시그니처 스테이크 가격은?", settings, ctx=ctx)
     system = llm.calls[0][0].content
-    assert "web_search: Web search, unavailable in this run" in system
+    assert "web_search" not in system and "[japan_ict, restaurant_menu, restaurant_wine, usa_ict]" in system
     assert "Final Answer: the answer to the question, written in Korean (한국어)" in system
     observation = llm.calls[1][-1].content
-    assert "no TAVILY_API_KEY" in observation and "do not call web_search again" in observation
-    assert result["termination_reason"] == "answered"
+    assert "'web_search' is not a tool" in observation and observation.endswith("Final Answer written in Korean (한국어).)")
+    listed = _steps(result, "tools")[0]
+    assert "web_search left out: web search is not configured" in listed["reason"]
+    assert [t["name"] for t in listed["tools"]] == ["japan_ict", "restaurant_menu", "restaurant_wine", "usa_ict"]
     english = ScriptedChatModel(replies=["Thought: hi\nFinal Answer: Hello!"])
     run("react", "Hello there", settings, ctx=make_context(settings, llm=english, grader=ScriptedChatModel(replies=[])))
     assert "written in the language of the question" in english.calls[0][0].content
@@ -290,3 +292,13 @@ def test_end_to_end_on_the_embedded_model(sample_settings, pattern):
     assert result["error"] is None, result["error"]
     assert result["termination_reason"] in TERMINATION_REASONS and result["trace"]
     assert 0 < result["llm_calls"] <= get_pattern(pattern).max_llm_calls(settings)
+
+
+@pytest.mark.parametrize("pattern", ["react", "react_native"])
+def test_with_no_collection_and_no_web_key_the_agent_answers_without_tools(settings, pattern):
+    settings = settings.with_(tavily_api_key="")
+    llm = ScriptedChatModel(replies=["Thought: 인사다\nFinal Answer: 안녕하세요!"] if pattern == "react" else ["안녕하세요!"])
+    result = run(pattern, "안녕하세요", settings, ctx=make_context(settings, llm=llm, grader=ScriptedChatModel(replies=[])))
+    assert result["error"] is None and result["answer"] == "안녕하세요!"
+    assert result["termination_reason"] == "direct_answer"
+    assert _steps(result, "tools")[0]["tools"] == []

@@ -242,6 +242,7 @@ def build(ctx: RunContext) -> StateGraph:
 
     def scratchpad(state: ReactState, names: str) -> list:
         steps = state.get("steps", [])
+        after = P.REACT_NEXT.format(language=language_name(state["standalone_question"]))
         messages = []
         for i, step in enumerate(steps):
             if "error" in step:
@@ -250,7 +251,7 @@ def build(ctx: RunContext) -> StateGraph:
                 continue
             observation = step["observation"] if i >= len(steps) - RECENT_OBSERVATIONS else short(step["observation"], 300)
             messages += [AIMessage(f"Thought: {step['thought'] or '-'}\nAction: {step['action']}\nAction Input: {step['input']}"),
-                         HumanMessage(f"Observation: {observation}")]
+                         HumanMessage(f"Observation: {observation}\n\n{after}")]
         return messages
 
     def agent(state: ReactState) -> dict:
@@ -262,7 +263,7 @@ def build(ctx: RunContext) -> StateGraph:
         messages = [SystemMessage(system), HumanMessage(f"Question: {state['standalone_question']}"),
                     *scratchpad(state, names)]
         reply = ctx.llm.invoke(messages, stop=["\nObservation:"])
-        listed = [tools_event("agent", tools)] if iteration == 1 else []
+        listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
         text = str(reply.content).strip()
         step = parse_step(text)
         if "error" in step:  # the whole reply goes to the trace with the error, not as a thought

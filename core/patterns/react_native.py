@@ -47,7 +47,7 @@ def build(ctx: RunContext) -> StateGraph:
         iteration = state.get("iterations", 0) + 1
         exchange = state.get("agent_messages", [])
         tools = tools_of(state)
-        listed = [tools_event("agent", tools)] if iteration == 1 else []
+        listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
         model = bind_agent_tools(ctx.llm, tools, parallel=True)
         reply = model.invoke([SystemMessage(P.REACT_NATIVE_SYSTEM), HumanMessage(state["standalone_question"]),
                               *compact_tool_messages(exchange)])

@@ -20,12 +20,6 @@ WEB_SEARCH_TOOL = """Search the web. Use it only for recent news or facts the do
 cannot contain (events after they were written, other subjects, general knowledge). Pass a short \
 keyword query."""
 
-WEB_SEARCH_OFF_TOOL = """Web search, unavailable in this run: no search key is configured, so it \
-returns nothing. Search a collection instead, or answer that the information is not available."""
-
-WEB_OFF_OBSERVATION = """ It stays unavailable for this whole run: do not call web_search again; \
-search a collection or answer with what you have."""
-
 # ---------------------------------------------------------------- tool-calling RAG agent
 
 AGENT_SYSTEM = f"""You are an assistant that answers from the user's indexed documents. \
@@ -63,14 +57,17 @@ Observation: the tool's result (written for you, do not write it yourself)
 Thought: I now know the final answer
 Final Answer: the answer to the question, written in {{language}}
 
-Search with a tool before you answer any question about facts: your memory is not a source. Pick the \
-tool whose description names the subject of the question; the web is for current news and for what no \
-collection covers. Split a question about several subjects into one search per subject. If the \
-observations do not hold the answer, say so in the Final Answer. A greeting or small talk needs no \
-tool: give the Final Answer at once. Write one Action per reply, then stop and wait for its \
-Observation. {DATA_NOTE}
+Search with a tool before you answer any question about facts: your memory is not a source. Pick \
+the tool whose description names the subject of the question. Split a question about several \
+subjects into one search per subject. If the observations do not hold the answer, say so in the Final \
+Answer. A greeting or small talk needs no tool: give the Final Answer at once. Write one Action per \
+reply, then stop and wait for its Observation. {DATA_NOTE}
 
 Begin!"""
+
+# after every Observation: small models otherwise echo "Observation:" or answer a Korean question in English
+REACT_NEXT = """(Next: a Thought, then either an Action with its Action Input, or the Final Answer \
+written in {language}.)"""
 
 REACT_FORMAT_ERROR = """Invalid format: {error}. Reply either with
 Thought: ...
