@@ -1,14 +1,18 @@
-"""Probe the decisions a model makes, without running whole patterns: Adaptive's router and Self-RAG's
-retrieval decision over the built-in question set.
+"""Probe the decisions a model makes, without running whole patterns: Adaptive's router, Self-RAG's
+retrieval decision and the ReAct (text) agent's first step, over the built-in question set.
 
-    python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--set FILE] [--json]
+    python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--set FILE]
+                                         [--decisions route,retrieve,react] [--json]
 
 benchmarks/own_corpora.jsonl asks about the two non-sample test corpora (tests/corpora), once they are
 ingested as collections ``hanbit_bikes`` and ``apiary_handbook`` with their descriptions.
 
 Route accuracy counts the answerable questions with one expected route (a single collection, web, or
 none = direct); the retrieval decision should be "yes" for every answerable question that has sources
-and "no" for the rest. Unanswerable questions are shown but not scored.
+and "no" for the rest. ReAct's first step is asked as in a run without a web key (no web tool): it should
+call a tool of one of the expected collections, or answer at once where nothing needs looking up; web
+questions are shown but not scored (without the web tool no first step is plainly right). Unanswerable
+questions are shown but not scored.
 A measurement (printed), never a test.
 """
 
@@ -23,8 +27,10 @@ from core.config import load_settings
 from core.graders import needs_retrieval, route_question
 from core.knowledge import KnowledgeBase
 from core.models import get_chat_model
+from core.patterns.react import STOP, parse_step, resolve_tool_name, step_messages
 from core.question_set import BUILTIN, load_question_set
 from core.sources import active_sources
+from core.tools import source_tools
 
 
 def expected_route(item: dict) -> str | None:
@@ -36,28 +42,57 @@ def expected_route(item: dict) -> str | None:
     return sources[0] if len(sources) == 1 else None  # several collections: no single right route
 
 
-def probe(settings, limit: int | None = None, question_set=BUILTIN) -> dict:
+def expected_first_step(item: dict) -> list[str] | None:
+    """The right first ReAct steps: a tool of an expected collection, or "final" where nothing needs looking up."""
+    sources = item["sources"]
+    if not item["answerable"] or "web" in sources:
+        return None
+    return sorted(sources) if sources else ["final"]
+
+
+def react_first_step(model, question: str, tools) -> str:
+    """The tool the agent's first reply calls ("final" for an answer at once, "error" for a malformed reply)."""
+    step = parse_step(model.invoke(step_messages(question, tools, []), stop=STOP).content)
+    if "final" in step or "error" in step:
+        return "final" if "final" in step else "error"
+    return resolve_tool_name(step["action"], [t.name for t in tools])
+
+
+def _rate(rows: list[dict], got: str, expected: str, ok) -> dict:
+    judged = [r for r in rows if r.get(expected) is not None and got in r]
+    return {"accuracy": round(sum(ok(r[got], r[expected]) for r in judged) / max(len(judged), 1), 3),
+            "judged": len(judged)}
+
+
+def probe(settings, limit: int | None = None, question_set=BUILTIN,
+          decisions: tuple[str, ...] = ("route", "retrieve", "react")) -> dict:
     kb = KnowledgeBase(settings)
     kb.ensure_samples()
     sources = active_sources(kb)
+    tools = source_tools(sources, web_ready=False)  # as in a run without a web key
     model = get_chat_model(settings, role="grader")
     items = load_question_set(question_set)[:limit]
-    rows, start = [], time.perf_counter()
-    # one decision over every question, then the other: consecutive prompts share their system text, which
-    # llama.cpp then reads once (alternating the two would make it re-read each system text every call)
-    routes = [route_question(model, item["question"], sources) for item in items]
-    needs = [needs_retrieval(model, item["question"], sources) for item in items]
-    for item, route, need in zip(items, routes, needs):
-        rows.append({"id": item["id"], "expected": expected_route(item), "route": route.value.route,
-                     "route_fallback": route.fallback, "retrieve": need.value.retrieve,
-                     "retrieve_expected": ("yes" if item["sources"] else "no") if item["answerable"] else None})
-    routed = [r for r in rows if r["expected"]]
-    judged = [r for r in rows if r["retrieve_expected"]]
+    rows = [{"id": item["id"], "route_expected": expected_route(item),
+             "retrieve_expected": ("yes" if item["sources"] else "no") if item["answerable"] else None,
+             "react_expected": expected_first_step(item)} for item in items]
+    start = time.perf_counter()
+    # one decision over every question, then the next: consecutive prompts share their system text, which
+    # llama.cpp then reads once (alternating them would make it re-read each system text every call)
+    for item, row in zip(items, rows) if "route" in decisions else ():
+        route = route_question(model, item["question"], sources)
+        row.update(route=route.value.route, route_fallback=route.fallback)
+    for item, row in zip(items, rows) if "retrieve" in decisions else ():
+        row["retrieve"] = needs_retrieval(model, item["question"], sources).value.retrieve
+    for item, row in zip(items, rows) if "react" in decisions else ():
+        row["react"] = react_first_step(model, item["question"], tools)
+    same = lambda got, expected: got == expected  # noqa: E731
     return {
         "model": getattr(model, "model_name", settings.model), "questions": len(rows),
-        "route_accuracy": round(sum(r["route"] == r["expected"] for r in routed) / max(len(routed), 1), 3),
-        "routed_questions": len(routed), "route_fallbacks": sum(r["route_fallback"] for r in rows),
-        "retrieval_accuracy": round(sum(r["retrieve"] == r["retrieve_expected"] for r in judged) / max(len(judged), 1), 3),
+        "route": {**_rate(rows, "route", "route_expected", same),
+                  "fallbacks": sum(r.get("route_fallback", False) for r in rows)},
+        "retrieve": _rate(rows, "retrieve", "retrieve_expected", same),
+        "react_first_step": {**_rate(rows, "react", "react_expected", lambda got, expected: got in expected),
+                             "parse_errors": sum(r.get("react") == "error" for r in rows)},
         "seconds": round(time.perf_counter() - start, 1), "rows": rows,
     }
 
@@ -69,17 +104,24 @@ def main() -> None:
     parser.add_argument("--data-dir")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--set", help="a JSONL question set (default: the built-in one)")
+    parser.add_argument("--decisions", default="route,retrieve,react", help="comma-separated: route, retrieve, react")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
-    report = probe(settings, args.limit, Path(args.set) if args.set else BUILTIN)
+    report = probe(settings, args.limit, Path(args.set) if args.set else BUILTIN, tuple(args.decisions.split(",")))
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return
     for r in report["rows"]:
-        mark = "" if r["expected"] is None else ("ok " if r["route"] == r["expected"] else "XX ")
-        print(f"{mark:3} {r['id']:16} route={r['route']:16} expected={r['expected'] or '-':16} retrieve={r['retrieve']}"
-              f" (expected {r['retrieve_expected']})")
+        cells = []
+        for got, expected, ok in (("route", "route_expected", r.get("route") == r["route_expected"]),
+                                  ("retrieve", "retrieve_expected", r.get("retrieve") == r["retrieve_expected"]),
+                                  ("react", "react_expected", r.get("react") in (r["react_expected"] or ()))):
+            if got in r:
+                mark = "  " if r[expected] is None else ("ok" if ok else "XX")
+                want = ",".join(r[expected]) if isinstance(r[expected], list) else r[expected]
+                cells.append(f"{mark} {got}={r[got]} (expected {want or '-'})")
+        print(f"{r['id']:16} " + " | ".join(cells))
     print({k: v for k, v in report.items() if k != "rows"})
 
 

@@ -159,17 +159,18 @@ class EmbeddedChatModel(BaseChatModel):
             msgs = msgs + [SystemMessage("Reply with one JSON object only.")]
         return to_chat_messages(msgs), schema, mode, tools
 
-    def _call(self, llama, turns: list[dict], schema: dict | None, stream: bool, max_tokens: int | None):
+    def _call(self, llama, turns: list[dict], schema: dict | None, stream: bool, max_tokens: int | None,
+              stop: list[str] | None = None):
         """Run llama.cpp: the GGUF's chat template when it has one, else a plain transcript."""
         common = {"temperature": self.temperature, "max_tokens": min(max_tokens or self.max_tokens, N_CTX),
-                  "repeat_penalty": self.repeat_penalty, "stream": stream}
+                  "repeat_penalty": self.repeat_penalty, "stream": stream, "stop": list(stop or [])}
         if schema is not None:
             common["grammar"] = _grammar(json.dumps(schema, sort_keys=True))
         try:
             if "tokenizer.chat_template" in llama.metadata:
                 return llama.create_chat_completion(messages=turns, **common), "chat"
             if schema is None:
-                common["stop"] = TRANSCRIPT_STOP
+                common["stop"] += TRANSCRIPT_STOP
             return llama.create_completion(to_transcript(turns), **common), "completion"
         except ValueError as exc:
             if "exceed context window" in str(exc):  # not a parse failure: the caller must shorten the prompt
@@ -206,7 +207,7 @@ class EmbeddedChatModel(BaseChatModel):
         with _llama_lock:
             llama = self._llama()
             perf = _Perf(llama)
-            raw, kind = self._call(llama, turns, schema, False, kwargs.get("max_tokens"))
+            raw, kind = self._call(llama, turns, schema, False, kwargs.get("max_tokens"), stop)
             timing = perf.read()
         choice = raw["choices"][0]
         text = (choice["message"].get("content") if kind == "chat" else choice["text"]) or ""
@@ -232,7 +233,7 @@ class EmbeddedChatModel(BaseChatModel):
         with _llama_lock:
             llama = self._llama()
             perf = _Perf(llama)
-            parts, kind = self._call(llama, turns, None, True, kwargs.get("max_tokens"))
+            parts, kind = self._call(llama, turns, None, True, kwargs.get("max_tokens"), stop)
             for part in parts:
                 choice = part["choices"][0]
                 finish = choice.get("finish_reason") or finish

@@ -121,3 +121,23 @@ def test_the_built_in_model_reads_at_most_its_caps(sample_settings, cap):
     assert ctx.settings.k == cap and len(docs) == cap
     assert all(len(d.page_content) <= 122 for d in docs)
     assert any(d.metadata.get("full_chars", 0) > 120 for d in docs)
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_stop_sequences_end_the_reply(streamed):
+    # before: ``stop`` was ignored, so a ReAct step ran on past "Observation:" into an invented tool result
+    model = EmbeddedChatModel(model_name=GEMMA, max_tokens=40)
+    prompt = "Count from one to twenty in words, separated by commas."
+
+    def reply(**kwargs) -> str:
+        if streamed:
+            return "".join(str(chunk.content) for chunk in model.stream(prompt, **kwargs))
+        return str(model.invoke(prompt, **kwargs).content)
+
+    full = reply()
+    words = full.split()
+    assert len(words) >= 4, full
+    cut = words[2]  # a word from the middle of the reply, as it was written
+    stopped = reply(stop=[cut])
+    assert cut not in stopped
+    assert stopped.strip() == full[: full.index(cut)].strip()

@@ -106,6 +106,8 @@ def test_core_messages_read_in_korean():
         "web search unavailable (web search is not configured (no TAVILY_API_KEY)): answered from the 2 strip(s) "
         "that survived": "웹 검색 사용 불가(웹 검색이 설정되지 않았습니다 (TAVILY_API_KEY 없음)): 남은 조각 2개로 답했습니다",
         "useful (5/5)": "유용함 (5/5)",
+        "restaurant_menu, restaurant_wine; web_search left out: web search is not configured (no TAVILY_API_KEY)":
+            "restaurant_menu, restaurant_wine; web_search 제외: 웹 검색이 설정되지 않았습니다 (TAVILY_API_KEY 없음)",
         "a question the user typed": "a question the user typed",  # not a core message: left alone
     }
     for english, korean in examples.items():

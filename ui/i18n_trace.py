@@ -63,6 +63,7 @@ TEMPLATES = (
     # sources
     ("{n} source(s)", "출처 {n}개"),
     ("chosen for this run: {names}", "이번 실행에 고른 출처: {names}"),
+    ("{names}; {tool} left out: {why}", "{names}; {tool} 제외: {why}"),
     ("every enabled collection: {names}", "켜져 있는 모든 컬렉션: {names}"),
     ("at most {n} graphs per run; not used: {names} (choose fewer sources in the sidebar)",
      "한 번에 그래프는 최대 {n}개까지입니다. 쓰지 않은 출처: {names} (사이드바에서 출처를 줄이세요)"),

@@ -112,6 +112,28 @@ def resolve_tool_name(name: str, names: list[str]) -> str:
     return found[0] if len(found) == 1 else name
 
 
+STOP = ["\nObservation:"]  # the model must not write the tool's result itself
+
+
+def step_messages(question: str, tools: list[AgentTool], steps: list[dict]) -> list:
+    """One step's whole prompt: the protocol listing the tools, the question, and the steps so far."""
+    names = ", ".join(t.name for t in tools)
+    language = language_name(question)
+    messages = [SystemMessage(P.REACT_SYSTEM.format(tools="\n".join(t.line() for t in tools), tool_names=names,
+                                                    language=language)),
+                HumanMessage(f"Question: {question}")]
+    after = P.REACT_NEXT.format(language=language)
+    for i, step in enumerate(steps):
+        if "error" in step:
+            messages += [AIMessage(step.get("raw") or "(empty reply)"),
+                         HumanMessage("Observation: " + P.REACT_FORMAT_ERROR.format(error=step["error"], tool_names=names))]
+            continue
+        observation = step["observation"] if i >= len(steps) - RECENT_OBSERVATIONS else short(step["observation"], 300)
+        messages += [AIMessage(f"Thought: {step['thought'] or '-'}\nAction: {step['action']}\nAction Input: {step['input']}"),
+                     HumanMessage(f"Observation: {observation}\n\n{after}")]
+    return messages
+
+
 # ---------------------------------------------------------------- nodes both flavours share
 
 
@@ -240,29 +262,11 @@ def build(ctx: RunContext) -> StateGraph:
     s = ctx.settings
     tools_of = make_tools_of(ctx)
 
-    def scratchpad(state: ReactState, names: str) -> list:
-        steps = state.get("steps", [])
-        after = P.REACT_NEXT.format(language=language_name(state["standalone_question"]))
-        messages = []
-        for i, step in enumerate(steps):
-            if "error" in step:
-                messages += [AIMessage(step.get("raw") or "(empty reply)"),
-                             HumanMessage("Observation: " + P.REACT_FORMAT_ERROR.format(error=step["error"], tool_names=names))]
-                continue
-            observation = step["observation"] if i >= len(steps) - RECENT_OBSERVATIONS else short(step["observation"], 300)
-            messages += [AIMessage(f"Thought: {step['thought'] or '-'}\nAction: {step['action']}\nAction Input: {step['input']}"),
-                         HumanMessage(f"Observation: {observation}\n\n{after}")]
-        return messages
-
     def agent(state: ReactState) -> dict:
         iteration = state.get("iterations", 0) + 1
         tools = tools_of(state)
-        names = ", ".join(t.name for t in tools)
-        system = P.REACT_SYSTEM.format(tools="\n".join(t.line() for t in tools), tool_names=names,
-                                       language=language_name(state["standalone_question"]))
-        messages = [SystemMessage(system), HumanMessage(f"Question: {state['standalone_question']}"),
-                    *scratchpad(state, names)]
-        reply = ctx.llm.invoke(messages, stop=["\nObservation:"])
+        reply = ctx.llm.invoke(step_messages(state["standalone_question"], tools, state.get("steps", [])),
+                               stop=STOP)
         listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
         text = str(reply.content).strip()
         step = parse_step(text)
