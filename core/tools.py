@@ -62,7 +62,8 @@ def source_tools(sources: list[Source], web_ready: bool = True) -> list[AgentToo
     unavailable, a small model calls it first and then again (Qwen2.5 1.5B did in 8 of 9 runs).
     """
     names = tool_names(sources, taken=(WEB_TOOL.name,))
-    return [AgentTool(names[s.id], P.COLLECTION_TOOL.format(name=s.name, description=s.description), (s.id,))
+    return [AgentTool(names[s.id], s.description if s.name == names[s.id] else
+                      P.COLLECTION_TOOL.format(name=s.name, description=s.description), (s.id,))
             for s in sources] + ([WEB_TOOL] if web_ready else [])
 
 

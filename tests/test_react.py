@@ -71,7 +71,7 @@ def test_text_react_calls_both_policy_tools_for_a_comparison(sample_settings):
     second_prompt = llm.calls[1]
     assert second_prompt[-1].content.startswith("Observation: [Source: usa_ict_policy.pdf p.")
     system = second_prompt[0].content
-    assert "japan_ict: Search the collection 일본 ICT 정책 · Japan ICT policy:" in system  # from the source's description
+    assert "japan_ict: 일본 ICT 정책 · Japan ICT policy:" in system  # from the source's description
     assert "[japan_ict, restaurant_menu, restaurant_wine, usa_ict, web_search]" in system  # one tool per enabled collection
 
 

@@ -267,7 +267,7 @@ def test_text_react_has_one_tool_per_collection_and_calls_ours(s):
     listed = [e for e in r["trace"] if e.get("step") == "tools"][0]
     assert [t["name"] for t in listed["tools"]] == [BEES, BIKES, "web_search"]
     system = llm.calls[0][0].content
-    assert f"{BIKES}: Search the collection {BIKES}: {BIKES_DESCRIPTION}" in system
+    assert f"{BIKES}: {BIKES_DESCRIPTION}" in system  # a collection without a display name is not named twice
     observation = [e for e in r["trace"] if e.get("step") == "observation"][0]
     assert observation["collections"] == [BIKES] and observation["verdict"] == "1 documents"  # the guide is one chunk
     assert r["termination_reason"] == "answered"
