@@ -55,7 +55,7 @@ def react_first_step(model, question: str, tools) -> str:
     step = parse_step(model.invoke(step_messages(question, tools, []), stop=STOP).content)
     if "final" in step or "error" in step:
         return "final" if "final" in step else "error"
-    return resolve_tool_name(step["action"], [t.name for t in tools])
+    return resolve_tool_name(step["action"], tools)
 
 
 def _rate(rows: list[dict], got: str, expected: str, ok) -> dict:

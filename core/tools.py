@@ -33,6 +33,7 @@ class AgentTool:
     collections: tuple[str, ...] = ()  # searched together, merged by score
     web: bool = False  # a web search instead of a retriever
     query_hint: str = "a short, specific search query"
+    aliases: tuple[str, ...] = ()  # the collection's display name and its parts: what a model may write instead
 
     def schema(self) -> dict:
         """The OpenAI-style function schema ``bind_tools`` accepts from every provider."""
@@ -63,8 +64,15 @@ def source_tools(sources: list[Source], web_ready: bool = True) -> list[AgentToo
     """
     names = tool_names(sources, taken=(WEB_TOOL.name,))
     return [AgentTool(names[s.id], s.description if s.name == names[s.id] else
-                      P.COLLECTION_TOOL.format(name=s.name, description=s.description), (s.id,))
+                      P.COLLECTION_TOOL.format(name=s.name, description=s.description), (s.id,),
+                      aliases=display_names(s.name))
             for s in sources] + ([WEB_TOOL] if web_ready else [])
+
+
+def display_names(name: str) -> tuple[str, ...]:
+    """A display name and, for a bilingual one ("와인 리스트 · Wine list"), each of its parts."""
+    parts = [p.strip() for p in name.split("·")]
+    return tuple(dict.fromkeys(p for p in [name.strip(), *parts] if p))
 
 
 def tools_event(node: str, tools: list[AgentTool], web_ready: bool = True) -> dict:

@@ -135,6 +135,19 @@ def test_an_action_line_that_wraps_one_tool_name_in_words_calls_that_tool(sample
     assert [e["target"] for e in _steps(result, "action")][:2] == ["restaurant_menu", "usa_ict"]
 
 
+def test_an_action_line_that_names_a_collection_by_its_display_name_calls_its_tool(sample_settings):
+    # Qwen2.5 1.5B wrote "Action: Use the Japan ICT policy report" and "Action: wine list" (probe_decisions)
+    result, _, _ = _run(sample_settings, "react", [
+        _text_step("Use the Japan ICT policy report", "디지털청 출범"),
+        _text_step("wine list", "바롤로"),
+        _text_step("레스토랑 메뉴", "스테이크"),
+        _text_step("Use the tool to use, one of [japan_ict, restaurant_menu, restaurant_wine, usa_ict]", "가격"),
+        "Thought: 이제 안다\nFinal Answer: ₩35,000 [1]"], question="시그니처 스테이크 가격은?")
+    actions = [e["target"] for e in _steps(result, "action")]
+    assert actions[:3] == ["japan_ict", "restaurant_wine", "restaurant_menu"]
+    assert _steps(result, "observation")[3]["verdict"] == "error"  # several names: not guessed
+
+
 # ---------------------------------------------------------------- native tool calling
 
 

@@ -100,16 +100,22 @@ def parse_step(text: str) -> dict:
     return {"thought": thought, "error": "neither 'Action:' with 'Action Input:' nor 'Final Answer:' was found"}
 
 
-def resolve_tool_name(name: str, names: list[str]) -> str:
-    """The tool an Action line means: its exact name, or the one tool name written inside it.
+def resolve_tool_name(name: str, tools: list[AgentTool]) -> str:
+    """The tool an Action line means: its exact name, the one tool name written inside it, or else the
+    one tool whose collection's display name is written inside it.
 
     Small models wrap the name in words ("Use restaurant_menu", "the `usa_ict` tool"), copying the
-    format's "Action: the tool to use"; a line naming two tools is left as written (an error observation).
+    format's "Action: the tool to use", or write the collection's display name instead ("wine list",
+    "Use the Japan ICT policy report"); a line naming two tools is left as written (an error observation).
     """
+    names = [t.name for t in tools]
     if name in names:
         return name
     found = [n for n in names if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", name, re.IGNORECASE)]
-    return found[0] if len(found) == 1 else name
+    if found:
+        return found[0] if len(found) == 1 else name
+    by_alias = {t.name for t in tools for alias in t.aliases if alias.casefold() in name.casefold()}
+    return by_alias.pop() if len(by_alias) == 1 else name
 
 
 STOP = ["\nObservation:"]  # the model must not write the tool's result itself
@@ -281,7 +287,7 @@ def build(ctx: RunContext) -> StateGraph:
         if "final" in step:
             return {"iterations": iteration, "final_answer": step["final"], "pending": [],
                     "trace": events + [final_event("agent", step["final"])]}
-        call = new_call(resolve_tool_name(step["action"], [t.name for t in tools]), step["input"])
+        call = new_call(resolve_tool_name(step["action"], tools), step["input"])
         return {"iterations": iteration, "pending": [call], "pending_thought": step["thought"],
                 "trace": events + [action_event("agent", iteration, call)]}
 
