@@ -1,6 +1,6 @@
 """Compare every pattern on one question with the Compare page's engine (core.compare), without a browser.
 
-    python -m benchmarks.compare_patterns ["question"] [--model NAME] [--data-dir DIR] [--json]
+    python -m benchmarks.compare_patterns ["question"] [--model NAME] [--data-dir DIR] [--patterns a,b] [--json]
 
 The comparison is saved like one made on the page (it opens there under "saved comparisons"). Prints
 one row per pattern: why it stopped, LLM calls, tokens, seconds, sources, and the trace events that
@@ -37,10 +37,15 @@ def main() -> None:
     parser.add_argument("--provider", default="embedded")
     parser.add_argument("--model")
     parser.add_argument("--data-dir")
+    parser.add_argument("--patterns", help="comma-separated pattern ids (default: all)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    patterns = args.patterns.split(",") if args.patterns else pattern_ids()
+    unknown = sorted(set(patterns) - set(pattern_ids()))
+    if unknown:
+        parser.error(f"unknown pattern(s): {', '.join(unknown)}; known: {', '.join(pattern_ids())}")
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
-    record = compare(args.question, pattern_ids(), settings)
+    record = compare(args.question, patterns, settings)
     rows = metrics_rows(record)
     for row in rows:
         result = record["results"][row["pattern"]]
