@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import operator
 import time
 from pathlib import Path
 
@@ -60,8 +61,8 @@ def react_first_step(model, question: str, tools) -> str:
 
 def _rate(rows: list[dict], got: str, expected: str, ok) -> dict:
     judged = [r for r in rows if r.get(expected) is not None and got in r]
-    return {"accuracy": round(sum(ok(r[got], r[expected]) for r in judged) / max(len(judged), 1), 3),
-            "judged": len(judged)}
+    accuracy = round(sum(ok(r[got], r[expected]) for r in judged) / len(judged), 3) if judged else None
+    return {"accuracy": accuracy, "judged": len(judged)}  # None: not probed, or nothing to judge
 
 
 def probe(settings, limit: int | None = None, question_set=BUILTIN,
@@ -85,12 +86,11 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
         row["retrieve"] = needs_retrieval(model, item["question"], sources).value.retrieve
     for item, row in zip(items, rows) if "react" in decisions else ():
         row["react"] = react_first_step(model, item["question"], tools)
-    same = lambda got, expected: got == expected  # noqa: E731
     return {
         "model": getattr(model, "model_name", settings.model), "questions": len(rows),
-        "route": {**_rate(rows, "route", "route_expected", same),
+        "route": {**_rate(rows, "route", "route_expected", operator.eq),
                   "fallbacks": sum(r.get("route_fallback", False) for r in rows)},
-        "retrieve": _rate(rows, "retrieve", "retrieve_expected", same),
+        "retrieve": _rate(rows, "retrieve", "retrieve_expected", operator.eq),
         "react_first_step": {**_rate(rows, "react", "react_expected", lambda got, expected: got in expected),
                              "parse_errors": sum(r.get("react") == "error" for r in rows)},
         "seconds": round(time.perf_counter() - start, 1), "rows": rows,
