@@ -108,6 +108,8 @@ def test_core_messages_read_in_korean():
         "useful (5/5)": "유용함 (5/5)",
         "restaurant_menu, restaurant_wine; web_search left out: web search is not configured (no TAVILY_API_KEY)":
             "restaurant_menu, restaurant_wine; web_search 제외: 웹 검색이 설정되지 않았습니다 (TAVILY_API_KEY 없음)",
+        "already made in this turn: not run again; the agent is told so":
+            "이번 턴에 이미 한 호출이라 다시 실행하지 않고, 에이전트에게 그렇게 알립니다",
         "a question the user typed": "a question the user typed",  # not a core message: left alone
     }
     for english, korean in examples.items():

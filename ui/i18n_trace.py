@@ -44,8 +44,10 @@ EXACT = {
     "no relations around the matched entities": "찾은 개체 주변에 관계가 없습니다",
     "the question names no entity: answered directly": "질문에 개체가 없어 바로 답했습니다",
     "the agent ended with an empty reply": "에이전트가 빈 답으로 끝냈습니다",
-    "already made in this turn: not run again": "이번 턴에 이미 한 호출이라 다시 실행하지 않습니다",
-    "already made in this turn: not run again; the loop stops": "이번 턴에 이미 한 호출이라 다시 실행하지 않고 멈춥니다",
+    "already made in this turn: not run again; the agent is told so":
+        "이번 턴에 이미 한 호출이라 다시 실행하지 않고, 에이전트에게 그렇게 알립니다",
+    "already made in this turn: not run again; repeated after being told so: the loop stops":
+        "이번 턴에 이미 한 호출이라 다시 실행하지 않습니다. 알린 뒤에도 되풀이해 멈춥니다",
     "retrieval needed": "검색이 필요합니다",
     "no retrieval needed": "검색이 필요 없습니다",  # runs recorded before the decision named the message's kind
     "retrieval needed: lookup": "검색이 필요합니다: 자료 조회",

@@ -143,8 +143,9 @@ def step_messages(question: str, tools: list[AgentTool], steps: list[dict]) -> l
 # ---------------------------------------------------------------- nodes both flavours share
 
 
-REPEAT_NOTE = ("You already made this exact call in this turn; its result is above. "
-               "Answer from it, or search for something different.")
+REPEAT_NOTE = ("You already made this exact call in this turn, and its result above will not change. "
+               "Write the Final Answer from the observations now, or call another tool for a part of the "
+               "question they do not cover yet.")
 
 
 def make_tools_of(ctx: RunContext):
@@ -159,9 +160,11 @@ def make_tools_of(ctx: RunContext):
 def make_tools_node(ctx: RunContext, tools_of, record_step):
     """Node ``tools``: run the pending call(s); ``record_step(state, call, run)`` returns the scratchpad update.
 
-    A call identical to one already made this turn is not run again (its result cannot change);
-    a step made only of such calls sets ``repeated``, and the loop ends with the best answer:
-    an agent that repeats itself is stuck, and more steps would only spend the budget.
+    A call identical to one already made this turn is not run again (its result cannot change): the
+    agent is told so instead. A step made only of such calls after that note sets ``repeated``, and the
+    loop ends with the best answer: an agent that repeats itself twice is stuck, and more steps would
+    only spend the budget. (Qwen 1.5B repeats its first search once in about half of its runs; told
+    so, it can still answer or search the other half of a two-part question.)
     """
 
     def run_tools(state: dict) -> dict:
@@ -169,6 +172,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
         docs: list[Document] = list(state.get("documents", []))
         done = {(e.get("grader"), e.get("target")) for e in state.get("trace") or [] if e.get("step") == "observation"}
         events, update, repeats = [], {}, []
+        told = any(e.get("grader") == "repeat_guard" for e in state.get("trace") or [])
         for call in state.get("pending", []):
             name, query = call.get("name", ""), query_of(call.get("args"))
             if (name, short(query, 120)) in done:
@@ -180,11 +184,12 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
                 events.append(observation_event("tools", state.get("iterations", 0), run))
                 done.add((name, short(query, 120)))
             update = record_step({**state, **update}, call, run)
+        stuck = bool(repeats) and len(repeats) == len(state.get("pending", [])) and told
         if repeats:
             events.append(event("tools", "verdict", grader="repeat_guard", target="; ".join(repeats), verdict="repeated",
                                 reason="already made in this turn: not run again"
-                                       + ("" if len(repeats) < len(state.get("pending", [])) else "; the loop stops")))
-        stuck = bool(repeats) and len(repeats) == len(state.get("pending", []))
+                                       + ("; repeated after being told so: the loop stops" if stuck
+                                          else "; the agent is told so")))
         return {**update, "documents": docs, "pending": [], "trace": events,
                 **({"repeated": "; ".join(repeats)} if stuck else {})}
 
