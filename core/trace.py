@@ -20,7 +20,7 @@ TERMINATION_REASONS = {
     "web_unavailable": "web search unavailable",
     "user_rejected": "rejected by the reviewer",
     "max_iterations": "iteration limit reached",
-    "repeated_action": "the agent repeated a tool call",
+    "repeated_action": "the agent repeated a tool call again after being told it had already made it",
     "error": "stopped by an error",
     # set by the runner, not by a pattern: the run did not reach its end
     "cancelled": "cancelled before it finished",

@@ -277,7 +277,7 @@ TERMINATION_KO = {
     "web_unavailable": "웹 검색 사용 불가",
     "user_rejected": "검토자가 거절함",
     "max_iterations": "반복 한도 도달",
-    "repeated_action": "에이전트가 같은 도구 호출을 반복함",
+    "repeated_action": "에이전트가 이미 한 도구 호출이라는 알림을 받고도 또 반복함",
     "error": "오류로 중단됨",
     "cancelled": "끝나기 전에 취소됨",
     "interrupted": "서버가 멈춰 중단됨",
