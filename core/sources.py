@@ -27,9 +27,11 @@ SAMPLE_SOURCES = {
         "spiciness, allergens, vegetarian, vegan and kids' options, opening information."),
     "restaurant_wine": (
         "와인 리스트 · Wine list",
-        "라 포레스타의 와인 리스트: 레드·화이트·로제·스파클링·디저트 와인의 이름, 포도 품종, 산지, 스타일, 병·잔 가격, "
-        "어울리는 요리. La Foresta's wine list: red, white, rosé, sparkling and dessert wines with their grape "
-        "varieties, regions, styles, bottle and glass prices, food pairings."),
+        # the styles are named because Qwen sent a rosé's grape and a dessert wine to the menu; in brackets,
+        # because a sentence built around them made Gemma answer the menu's steak-price question directly
+        "라 포레스타의 와인 리스트: 와인 이름, 포도 품종, 산지, 스타일(레드·화이트·로제·스파클링·디저트), 병·잔 가격, "
+        "어울리는 요리. La Foresta's wine list: wines (red, white, rosé, sparkling, dessert), grape varieties, "
+        "regions, styles, bottle and glass prices, food pairings."),
     "japan_ict": (
         "일본 ICT 정책 · Japan ICT policy",
         "일본 ICT 정책 동향 보고서: 디지털청과 행정 디지털화, 마이넘버, Society 5.0과 AI 전략, 반도체 산업 재건과 "
