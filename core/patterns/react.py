@@ -51,7 +51,9 @@ class ReactState(BaseState, total=False):
     iterations: int  # model replies so far
     parse_errors: int
     final_answer: str
-    repeated: str  # the tool call(s) of a step that only repeated earlier calls: the loop stops there
+    made: list[str]  # every tool call run this turn, as "name(query)": a repeat is not run again
+    repeat_noted: bool  # the agent has been told once that it repeated a call
+    repeated: str  # the call(s) of a step that only repeated earlier calls after that note: the loop stops there
 
 
 # ---------------------------------------------------------------- the text protocol
@@ -170,28 +172,28 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
     def run_tools(state: dict) -> dict:
         tools = tools_of(state)
         docs: list[Document] = list(state.get("documents", []))
-        done = {(e.get("grader"), e.get("target")) for e in state.get("trace") or [] if e.get("step") == "observation"}
+        made: list[str] = list(state.get("made") or [])
         events, update, repeats = [], {}, []
-        told = any(e.get("grader") == "repeat_guard" for e in state.get("trace") or [])
         for call in state.get("pending", []):
             name, query = call.get("name", ""), query_of(call.get("args"))
-            if (name, short(query, 120)) in done:
-                repeats.append(f"{name}({query})")
+            key = f"{name}({query})"
+            if key in made:
+                repeats.append(key)
                 run = ToolRun(name, query, "repeated", text=REPEAT_NOTE, call_id=call.get("id", ""))
             else:
                 run = run_tool(ctx, tools, call)
                 docs = merge_documents(docs, run.documents)
                 events.append(observation_event("tools", state.get("iterations", 0), run))
-                done.add((name, short(query, 120)))
+                made.append(key)
             update = record_step({**state, **update}, call, run)
-        stuck = bool(repeats) and len(repeats) == len(state.get("pending", [])) and told
+        stuck = bool(repeats) and len(repeats) == len(state.get("pending", [])) and state.get("repeat_noted", False)
         if repeats:
             events.append(event("tools", "verdict", grader="repeat_guard", target="; ".join(repeats), verdict="repeated",
                                 reason="already made in this turn: not run again"
                                        + ("; repeated after being told so: the loop stops" if stuck
                                           else "; the agent is told so")))
-        return {**update, "documents": docs, "pending": [], "trace": events,
-                **({"repeated": "; ".join(repeats)} if stuck else {})}
+        return {**update, "documents": docs, "pending": [], "trace": events, "made": made,
+                **({"repeat_noted": True} if repeats else {}), **({"repeated": "; ".join(repeats)} if stuck else {})}
 
     run_tools.__name__ = "tools"
     return run_tools
@@ -203,7 +205,7 @@ def counters(state: dict, settings) -> dict:
 
 
 def _tool_calls(state: dict) -> int:
-    return sum(1 for e in state.get("trace") or [] if e.get("step") == "observation")
+    return len(state.get("made") or [])
 
 
 def make_finish(ctx: RunContext):
@@ -351,6 +353,6 @@ PATTERN = Pattern(
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"best_answer", "finish"}),
     reset={"steps": [], "pending": [], "pending_thought": "", "iterations": 0, "parse_errors": 0, "final_answer": "",
-           "repeated": ""},
+           "made": [], "repeat_noted": False, "repeated": ""},
     supports_review=True,
 )

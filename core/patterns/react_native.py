@@ -36,7 +36,9 @@ class ReactNativeState(BaseState, total=False):
     iterations: int  # model replies so far
     parse_errors: int  # always 0 here: the API returns structured calls (kept for the shared trace)
     final_answer: str
-    repeated: str  # see ReactState
+    made: list[str]  # see ReactState
+    repeat_noted: bool
+    repeated: str
 
 
 def build(ctx: RunContext) -> StateGraph:
@@ -99,6 +101,6 @@ PATTERN = Pattern(
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "best_answer", "finish"}),
     reset={"agent_messages": [], "pending": [], "iterations": 0, "parse_errors": 0, "final_answer": "",
-           "repeated": ""},
+           "made": [], "repeat_noted": False, "repeated": ""},
     supports_review=True,
 )
