@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from core.config import PROVIDERS, Settings, load_settings
+from core.config import PROVIDERS, ReadOnlyError, Settings, load_settings, refuse_if_read_only
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -150,6 +150,8 @@ def cmd_collections(settings: Settings, args) -> int:
 
     kb = _knowledge(settings)
     try:
+        if args.set or (args.suggest and args.save):  # refused before a model is asked for a draft
+            refuse_if_read_only(settings, "changing a collection's description")
         if args.suggest:
             from core.models import get_chat_model
 
@@ -162,7 +164,7 @@ def cmd_collections(settings: Settings, args) -> int:
         if args.set:
             enabled = {"on": True, "off": False}.get(args.enabled or "")
             update_source(kb, args.set, description=args.description, display_name=args.name, enabled=enabled)
-    except (KnowledgeError, SourceError) as exc:
+    except (KnowledgeError, SourceError, ReadOnlyError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     sources = all_sources(kb)
@@ -454,7 +456,7 @@ def cmd_prune(settings: Settings, args) -> int:
     try:
         report = prune(settings, keep_last=args.keep_last, older_than_days=args.older_than,
                        vacuum=args.vacuum)
-    except ValueError as exc:
+    except (ValueError, ReadOnlyError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     store = "Postgres" if settings.database_url else "checkpoints.sqlite"

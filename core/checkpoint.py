@@ -21,6 +21,7 @@ from langgraph.checkpoint.base.id import UUID
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from core.config import refuse_if_read_only
 from core.db import data_dir as data_dir_of
 from core.db import database_url, get_pool
 
@@ -117,6 +118,7 @@ def prune(where, keep_last: int | None = None, older_than_days: float | None = N
     (answers, sources, traces) live in the thread registry and are not touched; stepping back in a
     thread's history is possible only to the steps that remain.
     """
+    refuse_if_read_only(where, "pruning checkpoints")
     if keep_last is None and older_than_days is None:
         raise ValueError("say what to keep: --keep-last N and/or --older-than DAYS")
     if keep_last is not None and keep_last < 1:

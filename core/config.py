@@ -34,6 +34,16 @@ DEFAULT_EMBEDDING_MODELS = {
 }
 
 
+class ReadOnlyError(Exception):
+    """A change refused because the deployment is read-only (``RAG_READ_ONLY``)."""
+
+
+def refuse_if_read_only(where, action: str) -> None:
+    """Raise ReadOnlyError when ``where`` (Settings, or anything with ``read_only``) is read-only."""
+    if getattr(where, "read_only", False):
+        raise ReadOnlyError(f"read-only mode (RAG_READ_ONLY): {action} is switched off")
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every knob the core reads. Empty provider means "choose automatically"."""
@@ -140,6 +150,20 @@ def with_visitor_endpoints(base: Settings, urls: dict, keys: dict) -> Settings:
             elif custom:
                 changes[key_field] = ""
     return base.with_(**changes)
+
+
+def with_visitor_embedder(base: Settings, provider: str, model: str, keys: dict) -> Settings:
+    """``base`` with the embedder a browser visitor chose, where that spends nobody else's key.
+
+    OpenAI embeddings the operator did not configure need the visitor's own key (typed in the
+    sidebar); without one the configured embedder stays. Read-only deployments always keep the
+    configured embedder: a switch would re-embed collections every user shares.
+    """
+    if base.read_only or not provider or (provider, model) == (base.embedding_provider, base.embedding_model):
+        return base
+    if provider == "openai" and base.embedding_provider != "openai" and not (keys.get("openai_api_key") or "").strip():
+        return base
+    return replace(base, embedding_provider=provider, embedding_model=model)
 
 
 def _secrets_toml(root: Path) -> dict:

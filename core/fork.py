@@ -69,7 +69,7 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
         if plan["update"]:
             _apply(graph, new_id, plan)
     except Exception:  # leave nothing half-made behind
-        registry.delete(new_id, get_checkpointer(settings))
+        registry.discard(new_id, get_checkpointer(settings))
         raise
     ForkStore.of(settings).add(new_id, forked_from, runs_before, copied)
     return stream_run(raw["pattern"].id, question, settings, thread_id=new_id, ctx=ctx, origin="fork",

@@ -16,7 +16,8 @@ from urllib.parse import unquote, urlsplit
 from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
-from core.config import Settings
+from core.config import ReadOnlyError as SettingsReadOnlyError
+from core.config import Settings, refuse_if_read_only
 from core.embeddings import embedding_model_id, get_embeddings
 from core.loaders import SUPPORTED_SUFFIXES, KnowledgeError, load_file, split_documents  # noqa: F401 - re-exported
 
@@ -32,6 +33,7 @@ EMBED_BATCH = 32
 REINDEX_OF = "reindex_of"  # marks a re-index's temporary collection (never shown, never a user's)
 ORIGIN = "origin"  # where a file from disk came from: two folders' notes.md must not replace each other
 DESCRIBED = ("display_name", "description", "enabled")  # what core.sources stores with a collection
+RESERVED = ("web", "direct")  # route ids the routers use for web search and a direct answer, in any case
 
 Progress = Callable[[int, int, str], None]  # (done, total, label)
 
@@ -48,7 +50,7 @@ class EmbeddingMismatchError(KnowledgeError):
     pass
 
 
-class ReadOnlyError(KnowledgeError):
+class ReadOnlyError(KnowledgeError, SettingsReadOnlyError):
     """A change to the knowledge base in read-only mode."""
 
 
@@ -147,8 +149,10 @@ class KnowledgeBase:
         return sorted(c.name for c in self.client.list_collections() if REINDEX_OF not in (c.metadata or {}))
 
     def _writable(self, action: str) -> None:
-        if self.settings.read_only:
-            raise ReadOnlyError(f"read-only mode (RAG_READ_ONLY): {action} is switched off")
+        try:
+            refuse_if_read_only(self.settings, action)
+        except SettingsReadOnlyError as exc:
+            raise ReadOnlyError(str(exc)) from None
 
     def exists(self, name: str) -> bool:
         return name in self.names()
@@ -198,7 +202,12 @@ class KnowledgeBase:
                 for c in sorted(self.client.list_collections(), key=lambda c: c.name)}
 
     def set_metadata(self, name: str, **values: str | bool | int | float) -> None:
-        """Merge values into the collection's metadata (Chroma refuses hnsw:* keys in modify, even unchanged)."""
+        """Merge values into the collection's metadata (display name, description, switch...)."""
+        self._writable("changing a collection's name, description or switch")
+        self._merge_metadata(name, values)
+
+    def _merge_metadata(self, name: str, values: dict) -> None:
+        """Chroma refuses hnsw:* keys in modify(), even unchanged: they are left out."""
         col = self._raw(name)
         kept = {k: v for k, v in (col.metadata or {}).items() if not k.startswith("hnsw:")}
         col.modify(metadata={**kept, **values})
@@ -236,6 +245,9 @@ class KnowledgeBase:
         if not valid_collection_name(collection):
             raise KnowledgeError(f"{collection!r} is not a valid collection name: use 3-63 letters, digits, '.', "
                                  "'_' or '-', starting and ending with a letter or digit")
+        if collection.lower() in RESERVED:
+            use = "web search" if collection.lower() == "web" else "a direct answer"
+            raise KnowledgeError(f"{collection!r} is reserved (the routers use it for {use}); choose another collection name")
         return self._ingest(paths, collection, progress, files, replace)
 
     def _ingest(self, paths: list[Path], collection: str, progress: Progress | None,
@@ -272,11 +284,7 @@ class KnowledgeBase:
                     chunk.metadata[ORIGIN] = origin
             # new chunks first, stale ones last: a failure half-way leaves the old document whole
             try:
-                for start in range(0, len(chunks), EMBED_BATCH):
-                    batch = chunks[start:start + EMBED_BATCH]
-                    store.add_documents(batch, ids=[c.id for c in batch])
-                    if progress:
-                        progress(start + len(batch), len(chunks), path.name)
+                self._add(store, chunks, progress, path.name)
             except Exception as exc:  # an embedding server gone, a full disk: this file fails, the old one stays
                 self._rollback(collection, sorted({c.id for c in chunks} - set(old)))
                 report.errors[path.name] = f"{path.name}: not indexed ({exc.__class__.__name__}: {exc})"
@@ -308,38 +316,51 @@ class KnowledgeBase:
     def reindex(self, name: str, progress: Progress | None = None) -> int:
         """Re-embed a collection's chunks with this knowledge base's embedder; return the chunk count.
 
-        The new index is built beside the old one, in a temporary collection of a fresh name marked as
-        ours, and swapped in at the end: a failing embedder leaves the collection as it was, and no
-        user collection is ever overwritten.
+        The new index is built beside the old one and swapped in at the end (``_rebuild``): a failing
+        embedder leaves the collection as it was.
         """
-        from langchain_chroma import Chroma
-
         self._writable("re-indexing")
         chunks = self.chunks(name, limit=None)
         old_meta = {k: v for k, v in (self.client.get_collection(name).metadata or {}).items()
                     if not k.startswith("hnsw:") and k != "embedding_model"}
-        for leftover in self.client.list_collections():  # an interrupted re-index of this collection
+        self._rebuild(name, chunks, old_meta, progress)
+        return len(chunks)
+
+    def _rebuild(self, name: str, chunks: list[Document], metadata: dict, progress: Progress | None) -> None:
+        """Replace collection ``name`` by ``chunks`` embedded with this embedder, never deleting first.
+
+        The chunks go into a temporary collection of a fresh name marked as ours; only when all are in
+        is the old collection dropped and the new one renamed (with ``metadata``). No user collection
+        is ever overwritten, and other readers never see an empty collection for longer than the swap.
+        """
+        from langchain_chroma import Chroma
+
+        for leftover in self.client.list_collections():  # an interrupted rebuild of this collection
             if (leftover.metadata or {}).get(REINDEX_OF) == name:
                 self.client.delete_collection(leftover.name)
         temp = f"{name[:40]}-reindex-{uuid.uuid4().hex[:12]}"
         self.client.create_collection(temp, metadata={"hnsw:space": "cosine", "embedding_model": self.model_id,
                                                       REINDEX_OF: name})  # raises rather than reuse a name
-        store = Chroma(client=self.client, collection_name=temp, embedding_function=self.embeddings)
         try:
-            for start in range(0, len(chunks), EMBED_BATCH):
-                batch = chunks[start:start + EMBED_BATCH]
-                store.add_documents(batch, ids=[c.id for c in batch])
-                if progress:
-                    progress(start + len(batch), len(chunks), name)
+            self._add(Chroma(client=self.client, collection_name=temp, embedding_function=self.embeddings),
+                      chunks, progress, name)
         except Exception:
             self.client.delete_collection(temp)
             raise
-        self.client.delete_collection(name)
+        if self.exists(name):
+            self.client.delete_collection(name)
         fresh = self.client.get_collection(temp)
         kept = {k: v for k, v in (fresh.metadata or {}).items() if not k.startswith("hnsw:") and k != REINDEX_OF}
-        # Chroma refuses hnsw:* keys in modify(), even unchanged; the sample digest carries over
-        fresh.modify(name=name, metadata={**old_meta, **kept})
-        return len(chunks)
+        # Chroma refuses hnsw:* keys in modify(), even unchanged
+        fresh.modify(name=name, metadata={**metadata, **kept})
+
+    @staticmethod
+    def _add(store, chunks: list[Document], progress: Progress | None, label: str) -> None:
+        for start in range(0, len(chunks), EMBED_BATCH):
+            batch = chunks[start:start + EMBED_BATCH]
+            store.add_documents(batch, ids=[c.id for c in batch])
+            if progress:
+                progress(start + len(batch), len(chunks), label)
 
     # -- retrieval
 
@@ -358,21 +379,33 @@ class KnowledgeBase:
     # -- sample corpora
 
     def ensure_samples(self, progress: Progress | None = None) -> list[str]:
-        """Index the shipped sample corpora when missing, changed, or embedded with another model."""
+        """Index the shipped sample corpora when missing; rebuild them when changed or embedded otherwise.
+
+        A missing sample is indexed even in read-only mode (the app needs it, and nothing is lost).
+        A stale one is rebuilt beside the old one and swapped in, never deleted first, and never in
+        read-only mode: a visitor's embedder must not empty a collection every user shares.
+        """
         rebuilt = []
         for name, filename in SAMPLE_COLLECTIONS.items():
             path = SAMPLES_DIR / filename
             digest = hashlib.sha1(path.read_bytes()).hexdigest()[:16] if path.is_file() else ""
-            described = {}
-            if self.exists(name):
+            if not self.exists(name):
+                report = self._ingest([path], name, progress, None)
+                if report.errors:
+                    raise KnowledgeError("; ".join(report.errors.values()))
+                self._merge_metadata(name, {"sample_digest": digest})
+            else:
                 meta = self._raw(name).metadata or {}
-                if meta.get("sample_digest") == digest and meta.get("embedding_model") == self.model_id:
+                if (meta.get("sample_digest") == digest and meta.get("embedding_model") == self.model_id) \
+                        or self.settings.read_only:
                     continue
+                chunks = split_documents(load_file(path, None, self.settings), self.settings.chunk_size,
+                                         self.settings.chunk_overlap)
                 described = {k: v for k, v in meta.items() if k in DESCRIBED}  # the user's edits outlive a rebuild
-                self.client.delete_collection(name)  # ours, derived from a shipped file: safe to rebuild
-            report = self._ingest([path], name, progress, None)  # also in read-only mode: the app needs them
-            if report.errors:
-                raise KnowledgeError("; ".join(report.errors.values()))
-            self.set_metadata(name, sample_digest=digest, **described)
+                try:
+                    self._rebuild(name, chunks, {**described, "sample_digest": digest}, progress)
+                except Exception as exc:  # an embedding server down: the old collection stays as it was
+                    raise KnowledgeError(f"{name}: not re-indexed with {self.model_id} ({exc.__class__.__name__}: "
+                                         f"{exc}); it keeps its {meta.get('embedding_model', '?')} index") from exc
             rebuilt.append(name)
         return rebuilt

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
+import unicodedata
 from pathlib import Path
 
 from langchain_core.documents import Document
@@ -31,6 +32,11 @@ def load_file(path: Path, data: bytes | None = None, limits: Settings | None = N
     """
     limits = limits or Settings()
     name = path.name
+    hidden = [c for c in name if unicodedata.category(c) in ("Cc", "Cf")]
+    if hidden:  # U+202E turns "gpj.md" into "dm.jpg" on screen; control characters break every listing
+        shown = "".join(f"\\u{ord(c):04x}" if c in hidden else c for c in name)
+        raise KnowledgeError(f"{shown}: the file name holds invisible or direction-changing characters "
+                             f"({', '.join(sorted({f'U+{ord(c):04X}' for c in hidden}))}); rename the file")
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise KnowledgeError(f"{name}: unsupported file type {suffix or '(none)'}; use .txt, .md or .pdf")

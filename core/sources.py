@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-RESERVED = ("web", "direct")  # route ids the routers use for web search and a direct answer
+from core.knowledge import RESERVED
+from core.prompts import escape_fences, fence
+
 MAX_OFFERED = 8  # more enabled sources than this: the router sees the closest ones only
 DESCRIPTION_CHARS = 600
 SUGGEST_CHUNKS = 4
@@ -59,8 +61,13 @@ class Source:
     described: bool = True  # False: the description is a stand-in made from the collection's name
 
     def line(self) -> str:
-        """How a router prompt lists the source."""
-        return f"- {self.id}: {self.name}. {' '.join(self.description.split())}"
+        """How a router prompt lists the source (inside its <collections> fence: the text cannot close it)."""
+        return f"- {self.id}: {as_prompt_text(self.name)}. {as_prompt_text(self.description)}"
+
+
+def as_prompt_text(text: str) -> str:
+    """A user-typed name or description as one line of prompt data: whitespace collapsed, fence tags escaped."""
+    return escape_fences(" ".join(str(text).split()))
 
 
 def _source(name: str, meta: dict) -> Source:
@@ -73,7 +80,7 @@ def _source(name: str, meta: dict) -> Source:
 
 def all_sources(kb) -> list[Source]:
     """Every collection as a source, sorted by id; reserved names are never sources."""
-    return [_source(name, meta) for name, meta in kb.catalogue().items() if name not in RESERVED]
+    return [_source(name, meta) for name, meta in kb.catalogue().items() if name.lower() not in RESERVED]
 
 
 def active_sources(kb, chosen: list[str] | None = None) -> list[Source]:
@@ -92,7 +99,7 @@ def get_source(kb, name: str) -> Source:
 def update_source(kb, name: str, *, display_name: str | None = None, description: str | None = None,
                   enabled: bool | None = None) -> Source:
     """Store a source's display name, description or switch with its collection."""
-    if name in RESERVED:
+    if name.lower() in RESERVED:
         raise SourceError(f"{name!r} is reserved for the routers; rename the collection")
     values: dict = {}
     if display_name is not None:
@@ -111,8 +118,8 @@ def update_source(kb, name: str, *, display_name: str | None = None, description
 
 def check_new_name(name: str) -> None:
     """A collection name the routers can use: not one of their own route ids."""
-    if name in RESERVED:
-        use = "web search" if name == "web" else "a direct answer"
+    if name.lower() in RESERVED:
+        use = "web search" if name.lower() == "web" else "a direct answer"
         raise SourceError(f"{name!r} is reserved (the routers use it for {use}); choose another collection name")
 
 
@@ -165,9 +172,9 @@ def suggest_description(kb, model, name: str, chunks: int = SUGGEST_CHUNKS) -> s
     docs.sort(key=lambda d: (d.metadata.get("source", ""), d.metadata.get("page", 0), d.metadata.get("chunk_index", 0)))
     if not docs:
         raise SourceError(f"collection {name!r} has no chunks to describe yet; index some files first")
-    files = sorted({d.metadata.get("source", "?") for d in docs})
-    human = f"Files: {', '.join(files)}\n\n" + "\n\n".join(
-        f"<document>\n{d.page_content[:700]}\n</document>" for d in docs[:chunks])
+    files = sorted({d.metadata.get("source", "?") for d in docs})  # file names are the uploader's text too
+    human = fence("Files: " + ", ".join(as_prompt_text(f) for f in files)) + "\n\n" + "\n\n".join(
+        fence(d.page_content[:700]) for d in docs[:chunks])
     outcome = graders.ask(model, DraftDescription, P.DESCRIBE_SOURCE_SYSTEM, human, DraftDescription(description="-"))
     if outcome.fallback:
         raise SourceError(f"the model could not draft a description ({outcome.error}); write one yourself")

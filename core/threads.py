@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core import owner
+from core.config import refuse_if_read_only
 from core.db import Database, database_url, shared_database, transient_errors
 
 _SCHEMA = """
@@ -49,11 +50,13 @@ _active: dict[str, set[int]] = {}
 
 
 class ThreadRegistry:
-    def __init__(self, data_dir, still_paused: Callable[[str], bool] | None = None):
+    def __init__(self, data_dir, still_paused: Callable[[str], bool] | None = None, read_only: bool = False):
         """``data_dir``: a data directory (SQLite file), or Settings / a URL naming a Postgres database.
 
         ``still_paused(thread_id)`` says whether the thread's graph waits at an interrupt (from the checkpoints).
+        ``read_only``: renaming and deleting threads is refused (new runs are still recorded).
         """
+        self.read_only = read_only
         url = database_url(data_dir)
         self.database = shared_database(url) if url else Database(sqlite_path=Path(data_dir) / "threads.sqlite")
         self.active = _active.setdefault(self.database.key, set())
@@ -105,6 +108,7 @@ class ThreadRegistry:
         self._exec("UPDATE threads SET status=?, updated_at=? WHERE thread_id=?", (status, time.time(), thread_id))
 
     def rename(self, thread_id: str, title: str) -> None:
+        refuse_if_read_only(self, "renaming a thread")
         title = " ".join(title.split())[:80]
         if not title:
             raise ValueError("a thread title cannot be empty")
@@ -124,6 +128,12 @@ class ThreadRegistry:
         return [dict(r) for r in self._exec(sql + " ORDER BY updated_at DESC", tuple(args))]
 
     def delete(self, thread_id: str, checkpointer=None) -> None:
+        """Delete a thread, its runs and (given the checkpointer) its checkpoints."""
+        refuse_if_read_only(self, "deleting a thread")
+        self.discard(thread_id, checkpointer)
+
+    def discard(self, thread_id: str, checkpointer=None) -> None:
+        """Remove a thread this process just made and could not finish (a failed fork), read-only or not."""
         self._exec("DELETE FROM runs WHERE thread_id=?", (thread_id,))
         self._exec("DELETE FROM threads WHERE thread_id=?", (thread_id,))
         if checkpointer is not None:
@@ -268,7 +278,7 @@ def _run_row(row: dict) -> dict:
     return out
 
 
-_registries: dict[str, ThreadRegistry] = {}
+_registries: dict[tuple[str, bool], ThreadRegistry] = {}  # (database, read-only) -> registry
 _lock = threading.Lock()
 
 
@@ -280,9 +290,12 @@ def get_registry(where) -> ThreadRegistry:
     from core.checkpoint import pending_interrupts
 
     url = database_url(where)
-    key = url or str(Path(getattr(where, "data_dir", where)).resolve())
+    path = url or str(Path(getattr(where, "data_dir", where)).resolve())
+    read_only = bool(getattr(where, "read_only", False))
+    key = (path, read_only)
     with _lock:
         if key not in _registries:
-            _registries[key] = ThreadRegistry(url or Path(key), lambda tid: bool(pending_interrupts(url or Path(key), tid)))
+            _registries[key] = ThreadRegistry(url or Path(path), lambda tid: bool(pending_interrupts(url or Path(path), tid)),
+                                              read_only=read_only)
             _registries[key].reap()
         return _registries[key]

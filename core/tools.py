@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 from core.citations import format_labelled
 from core.context import RunContext
 from core.prompts import agents as P
-from core.sources import Source, tool_names
+from core.sources import Source, as_prompt_text, tool_names
 from core.trace import doc_ref, event
 
 SHORT = 240  # what the trace keeps of a thought, an input or an observation
@@ -52,7 +52,7 @@ WEB_TOOL = AgentTool("web_search", P.WEB_SEARCH_TOOL, web=True, query_hint="a sh
 
 def search_documents_tool(sources: list[Source]) -> AgentTool:
     """One retriever over every source of the run, merged by score; its description lists them."""
-    listed = "\n".join(f"- {s.name}: {' '.join(s.description.split())}" for s in sources) or "(none enabled)"
+    listed = "\n".join(f"- {as_prompt_text(s.name)}: {as_prompt_text(s.description)}" for s in sources) or "(none enabled)"
     return AgentTool("search_documents", P.SEARCH_DOCUMENTS_TOOL.format(sources=listed), tuple(s.id for s in sources))
 
 
@@ -63,8 +63,9 @@ def source_tools(sources: list[Source], web_ready: bool = True) -> list[AgentToo
     unavailable, a small model calls it first and then again (Qwen2.5 1.5B did in 8 of 9 runs).
     """
     names = tool_names(sources, taken=(WEB_TOOL.name,))
-    return [AgentTool(names[s.id], s.description if s.name == names[s.id] else
-                      P.COLLECTION_TOOL.format(name=s.name, description=s.description), (s.id,),
+    return [AgentTool(names[s.id], as_prompt_text(s.description) if s.name == names[s.id] else
+                      P.COLLECTION_TOOL.format(name=as_prompt_text(s.name), description=as_prompt_text(s.description)),
+                      (s.id,),
                       aliases=display_names(s.name))
             for s in sources] + ([WEB_TOOL] if web_ready else [])
 

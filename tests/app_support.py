@@ -100,3 +100,10 @@ def charts(at: AppTest) -> list[tuple[dict, list]]:
 def mermaid(at: AppTest) -> list[str]:
     """The Mermaid charts on the page (AppTest shows st.mermaid_chart as a fenced markdown block)."""
     return [str(m.value) for m in at.markdown if str(m.value).startswith("````mermaid")]
+
+
+def shown(markdown: str) -> str:
+    """Markdown as a reader sees it: backslash escapes (what plain_markdown adds) removed."""
+    import re
+
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)

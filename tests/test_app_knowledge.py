@@ -3,7 +3,7 @@
 import hashlib
 
 import numpy as np
-from app_support import app_data, assert_clean, button, open_page, scripted, texts  # noqa: F401
+from app_support import app_data, assert_clean, button, open_page, scripted, shown, texts  # noqa: F401
 from langchain_core.embeddings import Embeddings
 
 import core.knowledge
@@ -31,15 +31,15 @@ def test_upload_indexes_good_files_and_reports_each_bad_one(app_data):
     at.number_input(key="kb_overlap").set_value(0)
     button(at, key_end="kb_index").click().run()
     assert_clean(at)
-    assert [s.value for s in at.success] == ["parking.md: 1 chunks added to site_info"]
-    errors = [e.value for e in at.error]
+    assert [shown(s.value) for s in at.success] == ["parking.md: 1 chunks added to site_info"]
+    errors = [shown(e.value) for e in at.error]
     assert len(errors) == 2
     assert errors[0].startswith("broken.pdf: cannot read this PDF")
     assert errors[1].startswith("slides.pptx: unsupported file type .pptx")
     assert _kb().info("site_info")["sources"] == ["parking.md"]
     # without a reload: the new collection is listed with its count, model and a chunk preview
     [site] = [e for e in at.expander if e.label.startswith("**site_info**")]
-    assert "1 chunks" in site.label and "embedded:multilingual-e5-small" in site.label
+    assert "1 chunks" in site.label and "embedded:multilingual-e5-small" in shown(site.label)
     assert "지하 2층 주차장" in "\n".join(t.value for t in site.text)
 
     at.selectbox(key="kb_test_collection").set_value("site_info")
@@ -65,13 +65,13 @@ def test_delete_a_document_then_the_collection(app_data):
     at = open_page(KB)
     button(at, key_end="kb_del_site_info_hours.txt").click().run()
     assert_clean(at)
-    assert "Deleted site_info/hours.txt." in texts(at)
+    assert "Deleted site_info/hours.txt." in shown(texts(at))
     assert _kb().info("site_info")["sources"] == ["parking.md"]
     delete = button(at, key_end="kb_delcol_site_info")
     assert delete.disabled  # needs the confirmation first
     at.checkbox(key="kb_sure_site_info").check().run()
     button(at, key_end="kb_delcol_site_info").click().run()
-    assert "Deleted site_info." in texts(at)
+    assert "Deleted site_info." in shown(texts(at))
     assert "site_info" not in _kb().names()
 
 
@@ -102,13 +102,13 @@ def test_switching_the_embedder_flags_collections_and_reindexes_them(app_data, m
     at.selectbox(key="kb_embedding_provider").set_value("ollama").run()
     assert_clean(at)
     # the sample collection is rebuilt with the new embedder on first use; the user's is flagged
-    assert any(e.label.startswith("**restaurant_wine**") and "ollama:hash-test" in e.label for e in at.expander)
+    assert any(e.label.startswith("**restaurant_wine**") and "ollama:hash-test" in shown(e.label) for e in at.expander)
     assert sorted(_flagged(at)) == ["japan_ict", "restaurant_menu", "site_info", "usa_ict"]
-    warning = at.warning[0].value
+    warning = shown(at.warning[0].value)
     assert "Indexed with embedded:multilingual-e5-small" in warning and "ollama:hash-test" in warning
     button(at, key_end="kb_reindex_site_info").click().run()
     assert_clean(at)
-    assert "Re-indexed site_info: 1 chunks." in texts(at)
+    assert "Re-indexed site_info: 1 chunks." in shown(texts(at))
     info = KnowledgeBase(load_settings(embedding_provider="ollama")).info("site_info")
     assert info["embedding_model"] == "ollama:hash-test" and info["sources"] == ["parking.md"]
     assert "site_info" not in _flagged(at)
@@ -157,7 +157,7 @@ def test_a_new_collection_is_described_when_created_then_edited_suggested_and_sw
     assert_clean(at)
     saved = get_source(_kb(), "site_info")
     assert (saved.description, saved.enabled) == ("건물 주차 안내: 무료 주차 시간과 발레파킹 요금.", False)
-    assert "Saved the description of site_info." in texts(at)
+    assert "Saved the description of site_info." in shown(texts(at))
 
 
 def test_reserved_collection_names_are_refused(app_data):
@@ -165,5 +165,5 @@ def test_reserved_collection_names_are_refused(app_data):
     at.file_uploader[0].set_value(("a.md", NOTES, "text/markdown"))
     at.text_input(key="kb_new_name").set_value("web")
     button(at, key_end="kb_index").click().run()
-    assert at.error[0].value.startswith("'web' and 'direct' are route names")
+    assert shown(at.error[0].value).startswith("'web' and 'direct' are route names")
     assert "web" not in _kb().names()

@@ -25,7 +25,7 @@ def chat_page(pattern_id: str) -> None:
     pattern = get_pattern(pattern_id)
     st.set_page_config(page_title=pattern.title, page_icon="💬", layout="wide")
     settings, options = sidebar(pattern_id)
-    st.title(pattern.title)
+    st.title(pattern.title)  # md-safe: the registry's title
     st.caption(pattern_description(pattern).replace("\n", "  \n"))
     if not ensure_samples(settings):
         return

@@ -18,7 +18,7 @@ from core.compare import is_running, list_comparisons, load_comparison, metrics_
 from core.config import Settings
 from core.export import comparison_to_json, comparison_to_markdown
 from core.patterns import pattern_ids
-from core.render import safe_markdown, source_links
+from core.render import plain_markdown, safe_markdown, source_links
 from core.runner import RunInputError, check_question
 from ui.graph_view import graph_diagram
 from ui.i18n import t, termination_label
@@ -49,12 +49,13 @@ def compare_page() -> None:
     patterns = bound(st.multiselect, "patterns", t("patterns"), store=form, key="cmp_patterns",
                      options=pattern_ids(), format_func=pattern_title)
     if slow:
-        st.caption(t("slow_patterns", slow=", ".join(f"{pattern_title(p)} ({t('slow_calls', n=n)})"
+        st.caption(t("slow_patterns", slow=  # md-safe: registry titles and numbers
+                     ", ".join(f"{pattern_title(p)} ({t('slow_calls', n=n)})"
                                                      for p, n in slow.items())))
     if st.button(t("compare_run"), key="cmp_run", type="primary", icon="⚖️"):
         problem = input_problem(question, patterns)
         if problem:
-            st.error(problem, icon="⚠️")
+            st.error(problem, icon="⚠️")  # md-safe: input_problem's own messages
         else:
             _run_live(question, patterns, settings, form)
             st.rerun()
@@ -112,13 +113,13 @@ class _LiveColumn:
             self.answer.markdown(column_markdown(safe_markdown(self.text)))
         self.streaming = False
         if kind == "progress":
-            self.status.update(label=progress_label(event), expanded=True)
+            self.status.update(label=progress_label(event), expanded=True)  # md-safe: node, collection id, numbers
         elif kind == "queued":  # more runs than the server runs at once: this column waits its turn
-            self.status.update(label=t("queued", place=event["place"], running=event["running"]), expanded=True)
+            self.status.update(label=t("queued", place=event["place"], running=event["running"]), expanded=True)  # md-safe: ints
         elif kind == "node":
-            self.status.update(label=t("after_node", node=event["node"]), expanded=True)
+            self.status.update(label=t("after_node", node=event["node"]), expanded=True)  # md-safe: our node names
             if not event.get("namespace"):
-                self.status.markdown(f"✓ `{event['node']}`")
+                self.status.markdown(f"✓ `{event['node']}`")  # md-safe: our node names
         elif kind == "trace":
             self.status.markdown(describe(event["event"]))
         elif kind in ("done", "error"):
@@ -130,7 +131,7 @@ class _LiveColumn:
             self.answer.error(safe_markdown(result["error"]), icon="⚠️")
         else:
             reason = termination_label(result.get("termination_reason", ""))
-            self.status.update(label=t("run_done", reason=reason), state="complete", expanded=False)
+            self.status.update(label=t("run_done", reason=reason), state="complete", expanded=False)  # md-safe: our labels
             self.answer.markdown(column_markdown(safe_markdown(result.get("answer") or result.get("termination_message") or "",
                                                                source_links(result))))
         self.figures.caption(run_figures(result))
@@ -177,7 +178,7 @@ def _past(settings: Settings, form: dict) -> None:
     try:
         record = load_comparison(settings, chosen)
     except (KeyError, OSError, ValueError) as exc:  # deleted or half-written meanwhile
-        st.error(t("comparison_broken", error=exc), icon="⚠️")
+        st.error(t("comparison_broken", error=plain_markdown(str(exc))), icon="⚠️")
         return
     comparison_view(record, settings)
 
@@ -185,7 +186,7 @@ def _past(settings: Settings, form: dict) -> None:
 def comparison_view(record: dict, settings: Settings) -> None:
     """A finished comparison: a column per pattern, the metrics table, the chart, the exports."""
     st.subheader(safe_markdown(record.get("question", "")))
-    st.caption(f"{record.get('date', '')} · {record.get('id', '')}")
+    st.caption(plain_markdown(f"{record.get('date', '')} · {record.get('id', '')}"))  # read back from a file
     running = is_running(record)
     if running:  # the page that started it was left; its workers still save each run as it ends
         st.info(t("comparison_running"), icon="⏳")

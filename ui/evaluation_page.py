@@ -10,6 +10,7 @@ from core.config import Settings
 from core.evaluate import evaluate, save, saved_reports
 from core.patterns import pattern_ids
 from core.question_set import BUILTIN, QuestionSetError, load_question_set, parse_question_set, spread, unknown_sources
+from core.render import plain_markdown
 from ui.i18n import t
 from ui.pages import pattern_title
 from ui.sidebar import sidebar
@@ -36,7 +37,7 @@ def evaluation_page() -> None:
     state = st.session_state.setdefault("evaluation", {"reports": None})
     saved = st.session_state.pop("eval_saved", None)
     if saved:
-        st.success(t("eval_saved", file=saved))
+        st.success(t("eval_saved", file=plain_markdown(str(saved))))
     reports = saved_reports(settings)
     if reports:
         _reports(reports, state)
@@ -157,7 +158,7 @@ def _reports(reports: list[dict], state: dict) -> None:
     pattern = right.selectbox(t("pattern"), names, format_func=pattern_title, key=f"eval_drill_pattern_{file}")
     data = report["patterns"][pattern]
     terminations = data["summary"].get("terminations") or {}
-    st.caption(f"{t('terminations')}: " + ", ".join(f"{k} {v}" for k, v in sorted(terminations.items())))
+    st.caption(f"{t('terminations')}: " + plain_markdown(", ".join(f"{k} {v}" for k, v in sorted(terminations.items()))))
     st.dataframe(items_frame(data["items"]), hide_index=True, width="stretch")
 
 
@@ -172,12 +173,12 @@ def _question_set() -> tuple[str, list[dict]] | None:
         text = upload.getvalue().decode("utf-8-sig")
         items = parse_question_set(text, upload.name)
     except UnicodeDecodeError:
-        st.error(f"{upload.name}: not UTF-8 text", icon="⚠️")
+        st.error(f"{plain_markdown(upload.name)}: not UTF-8 text", icon="⚠️")
         return None
     except QuestionSetError as exc:
-        st.error(str(exc), icon="⚠️")
+        st.error(plain_markdown(str(exc)), icon="⚠️")
         return None
-    st.caption(f"{t('question_set')}: {upload.name} · {len(items)}")
+    st.caption(f"{t('question_set')}: {plain_markdown(upload.name)} · {len(items)}")
     return upload.name, items
 
 
@@ -196,7 +197,7 @@ def _start(settings: Settings, state: dict) -> None:
     except ValueError:  # e.g. OpenAI embeddings without a key: the run itself will say so
         missing = []
     if missing:
-        st.warning(t("set_unknown_sources", names=", ".join(missing)))
+        st.warning(t("set_unknown_sources", names=plain_markdown(", ".join(missing))))
     categories = sorted({item["category"] for item in items})
     with st.form("eval_form", enter_to_submit=False):  # only the button starts a run (Enter in N did too)
         patterns = st.multiselect(t("patterns"), pattern_ids(), default=pattern_ids()[:1], format_func=pattern_title,
@@ -218,10 +219,10 @@ def _start(settings: Settings, state: dict) -> None:
     bar = st.progress(0.0, text=t("eval_running"))
     try:
         report = evaluate(settings, patterns, chosen, set_name=set_name, progress=lambda done, total, label: bar.progress(
-            done / total, text=f"{t('eval_running')} {label} ({done}/{total})"))
+            done / total, text=f"{t('eval_running')} {plain_markdown(label)} ({done}/{total})"))  # md-safe: ints
     except Exception as exc:  # e.g. a provider that cannot be resolved: nothing saved, the form keeps its values
         bar.empty()
-        st.error(t("eval_failed", error=exc), icon="⚠️")
+        st.error(t("eval_failed", error=plain_markdown(str(exc))), icon="⚠️")
         return
     path = save(report, settings)
     st.session_state["eval_saved"] = path.name

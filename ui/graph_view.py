@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.diagram import REVIEW_PREFIX, focused, highlight, pattern_mermaid, run_variant
+from core.render import plain_markdown
 from ui.i18n import t
 
 
@@ -25,7 +26,7 @@ def graph_diagram(pattern_id: str, result: dict | None = None) -> None:
     try:
         text = mermaid_text(pattern_id)
     except Exception as exc:  # one broken pattern must not take the page down
-        st.warning(f"{pattern_id}: {exc.__class__.__name__}: {exc}")
+        st.warning(plain_markdown(f"{pattern_id}: {exc.__class__.__name__}: {exc}"))
         return
     if result:
         path = result.get("path") or []

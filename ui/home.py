@@ -24,17 +24,17 @@ def home_page() -> None:
         st.info(embedded_notice(settings), icon="ℹ️")
     links = tool_links()
     for column, (page, label, icon) in zip(st.columns(len(links) or 1), links):
-        column.page_link(page, label=label, icon=icon)
+        column.page_link(page, label=label, icon=icon)  # md-safe: tool_links' own labels
     st.subheader(t("patterns"))
     for pattern in all_patterns():
         with st.container(border=True):
             text, picture = st.columns([2, 3])
             with text:
-                st.markdown(f"### {pattern.title}")
+                st.markdown(f"### {pattern.title}")  # md-safe: the registry's title
                 st.markdown(pattern_description(pattern).replace("\n", "  \n"))
                 page = page_for(pattern.id)
                 if page:
-                    st.page_link(page, label=f"{t('start')}: {pattern.title}", icon="▶️")
+                    st.page_link(page, label=f"{t('start')}: {pattern.title}", icon="▶️")  # md-safe: registry
                 else:
                     st.caption(t("no_page"))
             with picture:

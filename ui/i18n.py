@@ -171,6 +171,10 @@ STRINGS = {
     "query": ("Query", "검색어"),
     "search": ("Search", "검색"),
     "embedder": ("Embedding model for the whole app", "앱 전체의 임베딩 모델"),
+    "embedder_needs_key": ("OpenAI embeddings need your own OpenAI key: type it in the sidebar (OpenAI provider). "
+                           "Until then the configured embedder stays in use.",
+                           "OpenAI 임베딩에는 본인의 OpenAI 키가 필요합니다. 사이드바(OpenAI 제공자)에 입력하세요. "
+                           "그때까지는 설정된 임베딩 모델을 그대로 씁니다."),
     "embedding_provider": ("Embedding provider", "임베딩 제공자"),
     "mismatch": ("Indexed with {stored}; the app now embeds with {current}. Re-index it to search it.",
                  "{stored}(으)로 색인되었습니다. 지금 앱은 {current}(으)로 임베딩합니다. 검색하려면 다시 색인하세요."),

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.config import DEFAULT_EMBEDDING_MODELS, EMBEDDING_PROVIDERS, Settings
-from core.knowledge import KnowledgeBase, KnowledgeError, valid_collection_name
+from core.config import DEFAULT_EMBEDDING_MODELS, EMBEDDING_PROVIDERS, Settings, with_visitor_embedder
+from core.knowledge import RESERVED, KnowledgeBase, KnowledgeError, valid_collection_name
 from core.render import plain_markdown
-from core.sources import RESERVED, SourceError, get_source, suggest_description, update_source
+from core.sources import SourceError, get_source, suggest_description, update_source
 from ui.i18n import t
 from ui.sidebar import sidebar
-from ui.state import ensure_samples, prefs
+from ui.state import SECRET_KEYS, ensure_samples, prefs
 
 PREVIEW_CHUNKS = 5
 NEW_COLLECTION = ""  # the selectbox entry that asks for a new name (never a valid collection name)
@@ -28,14 +28,14 @@ def knowledge_page() -> None:
     try:
         kb = KnowledgeBase(settings)
     except (ValueError, KnowledgeError) as exc:  # e.g. OpenAI embeddings without a key
-        st.error(str(exc), icon="⚠️")
+        st.error(plain_markdown(str(exc)), icon="⚠️")
         return
-    for message in st.session_state.pop("kb_messages", []):
-        st.success(message)
+    for message in st.session_state.pop("kb_messages", []):  # they name files: another user's text
+        st.success(plain_markdown(message))
     if settings.read_only:  # core refuses the changes too; the page does not offer them
         st.info(t("read_only_kb"), icon="🔒")
     for message in st.session_state.pop("kb_errors", []):
-        st.error(message, icon="⚠️")
+        st.error(plain_markdown(message), icon="⚠️")
     st.subheader(t("collections"))
     for name in kb.names():
         _collection(kb, name, settings)
@@ -45,10 +45,15 @@ def knowledge_page() -> None:
 
 
 def _embedder(settings: Settings) -> Settings:
-    """The app-wide embedder (stored with the other settings, so every page retrieves with it)."""
+    """The session's embedder (stored with the other settings, so every page retrieves with it).
+
+    Read-only deployments keep the configured one: a switch would re-embed collections every user shares.
+    """
+    if settings.read_only:
+        st.caption(f"{t('embedder')}: {plain_markdown(embedding_label(settings))}")
+        return settings
     p = prefs()
-    with st.expander(f"{t('embedder')}: {settings.embedding_provider}:"
-                     f"{settings.embedding_model or DEFAULT_EMBEDDING_MODELS[settings.embedding_provider]}"):
+    with st.expander(f"{t('embedder')}: {plain_markdown(embedding_label(settings))}"):
         options = list(EMBEDDING_PROVIDERS)
         provider = st.selectbox(t("embedding_provider"), options, index=options.index(p["embedding_provider"]),
                                 key="kb_embedding_provider")
@@ -57,27 +62,42 @@ def _embedder(settings: Settings) -> Settings:
             st.rerun()
         if provider != "embedded":
             p["embedding_model"] = st.text_input(t("embedding_model"), value=p["embedding_model"],
-                                                 placeholder=DEFAULT_EMBEDDING_MODELS[provider], key="kb_embedding_model")
-    return settings.with_(embedding_provider=p["embedding_provider"], embedding_model=p["embedding_model"])
+                                                 placeholder=DEFAULT_EMBEDDING_MODELS[provider],  # md-safe: our table
+                                                 key="kb_embedding_model")
+    chosen = with_visitor_embedder(settings, p["embedding_provider"], p["embedding_model"],
+                                   keys={key: p[key] for key in SECRET_KEYS})
+    if chosen.embedding_provider != p["embedding_provider"]:  # OpenAI embeddings without the visitor's own key
+        st.warning(t("embedder_needs_key"), icon="🔑")
+    return chosen
+
+
+def embedding_label(settings: Settings) -> str:
+    """provider:model of the embedder in use."""
+    return f"{settings.embedding_provider}:{settings.embedding_model or DEFAULT_EMBEDDING_MODELS[settings.embedding_provider]}"
 
 
 def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
     info = kb.info(name)
     source = get_source(kb, name)
-    off = "" if source.enabled else f" · {t('off')}"
-    shown = "" if source.name == name else f" · {source.name}"
-    with st.expander(f"**{name}**{shown} · {info['chunks']} {t('chunks')} · {info['embedding_model']}{off}"):
-        st.caption(f"{t('embedding_model')}: {info['embedding_model']} · {t('documents')}: {len(info['sources'])}")
-        if name not in RESERVED:
+    off = f" · {t('off')}" if not source.enabled else ""
+    shown = f" · {plain_markdown(source.name)}" if source.name != name else ""  # a visitor may have typed it
+    label = f"**{name}**{shown} · {info['chunks']} {t('chunks')} · {plain_markdown(info['embedding_model'])}{off}"
+    with st.expander(label):  # md-safe: a collection id (letters, digits, . _ -), the rest plain
+        st.caption(f"{t('embedding_model')}: {plain_markdown(info['embedding_model'])} · {t('documents')}: "
+                   f"{len(info['sources'])}")
+        if settings.read_only:  # the description is shown, not offered for editing
+            st.caption(plain_markdown(source.description))
+        elif name.lower() not in RESERVED:
             _describe(kb, name, settings)
         if info["embedding_model"] != kb.model_id:
-            st.warning(t("mismatch", stored=info["embedding_model"], current=kb.model_id))
-            if not settings.read_only and st.button(t("reindex", current=kb.model_id), key=f"kb_reindex_{name}"):
+            st.warning(t("mismatch", stored=plain_markdown(info["embedding_model"]), current=plain_markdown(kb.model_id)))
+            if not settings.read_only and st.button(t("reindex", current=plain_markdown(kb.model_id)),
+                                                    key=f"kb_reindex_{name}"):
                 bar = st.progress(0.0)
                 try:
                     n = KnowledgeBase(settings).reindex(name, lambda done, total, _: bar.progress(done / max(total, 1)))
                 except Exception as exc:  # an unreachable embedding server: the old index stays
-                    st.error(str(exc), icon="⚠️")
+                    st.error(plain_markdown(str(exc)), icon="⚠️")
                     return
                 st.session_state.setdefault("kb_messages", []).append(t("reindexed", collection=name, n=n))
                 st.rerun()
@@ -91,7 +111,7 @@ def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
         if info["sources"]:
             source = st.selectbox(t("preview"), info["sources"], key=f"kb_preview_{name}")
             for doc in kb.chunks(name, source, limit=PREVIEW_CHUNKS):
-                st.caption(f"{t('page')} {doc.metadata.get('page')} · {doc.id}")
+                st.caption(plain_markdown(f"{t('page')} {doc.metadata.get('page')} · {doc.id}"))
                 st.text(doc.page_content[:500])
         if settings.read_only:
             return
@@ -123,14 +143,14 @@ def _describe(kb: KnowledgeBase, name: str, settings: Settings) -> None:
             with st.spinner(t("suggest")):
                 drafts[name] = suggest_description(kb, get_chat_model(settings, role="grader"), name)
         except Exception as exc:  # no chunks, provider down, unusable output: say so, keep the text
-            st.error(t("suggest_failed", error=exc), icon="⚠️")
+            st.error(t("suggest_failed", error=plain_markdown(str(exc))), icon="⚠️")
         else:
             st.rerun()
     if right.button(t("save_source"), key=f"kb_save_{name}", type="primary"):
         try:
             update_source(kb, name, display_name=display or name, description=description, enabled=enabled)
         except SourceError as exc:
-            st.error(str(exc), icon="⚠️")
+            st.error(plain_markdown(str(exc)), icon="⚠️")
             return
         st.session_state.setdefault("kb_messages", []).append(t("source_saved", collection=name))
         st.rerun()
@@ -140,7 +160,7 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
     st.subheader(t("upload"))
     round_ = st.session_state.setdefault("kb_upload_round", 0)  # a new key empties the uploader after indexing
     files = st.file_uploader(t("files"), accept_multiple_files=True, key=f"kb_files_{round_}",
-                             help=t("upload_limits", mb=settings.max_file_mb, pages=settings.max_pdf_pages,
+                             help=t("upload_limits", mb=settings.max_file_mb, pages=settings.max_pdf_pages,  # md-safe: ints
                                     chars=settings.max_file_chars))
     options = [NEW_COLLECTION, *kb.names()]
     collection = st.selectbox(t("collection"), options, key="kb_collection",
@@ -165,9 +185,9 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
     names = [f.name for f in files]
     twice = next((n for n in names if names.count(n) > 1), None)
     if twice:  # the uploads are keyed by name: one would silently replace the other
-        st.error(t("duplicate_uploads", name=twice))
+        st.error(t("duplicate_uploads", name=plain_markdown(twice)))
         return
-    if collection in RESERVED:
+    if collection.lower() in RESERVED:
         st.error(t("reserved_name"))
         return
     if overlap >= chunk_size:
@@ -177,17 +197,17 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
     target = KnowledgeBase(settings.with_(chunk_size=int(chunk_size), chunk_overlap=int(overlap)), kb.embeddings)
     try:
         report = target.ingest([], collection, files={f.name: f.getvalue() for f in files},
-                               progress=lambda done, total, label: bar.progress(done / max(total, 1),
-                                                                              text=f"{label}: {done}/{total}"))
+                               progress=lambda done, total, label: bar.progress(  # md-safe: label plain, ints
+                                   done / max(total, 1), text=f"{plain_markdown(label)}: {done}/{total}"))
     except KnowledgeError as exc:  # e.g. the collection was indexed with another embedder
-        st.error(str(exc), icon="⚠️")
+        st.error(plain_markdown(str(exc)), icon="⚠️")
         return
     bar.empty()
     if new and report.added:  # the new collection is described as it is created
         update_source(kb, collection, display_name=display.strip() or None, description=description.strip() or None)
     if not report.added:
         for reason in report.errors.values():
-            st.error(reason, icon="⚠️")
+            st.error(plain_markdown(reason), icon="⚠️")
         return
     # rerun, so the collection list above shows what was just indexed; the outcome is shown after it
     st.session_state["kb_upload_round"] = round_ + 1
@@ -210,7 +230,7 @@ def _retrieval_test(kb: KnowledgeBase) -> None:
         try:
             docs = kb.search(collection, query, int(k))
         except KnowledgeError as exc:
-            st.error(str(exc), icon="⚠️")
+            st.error(plain_markdown(str(exc)), icon="⚠️")
             return
         st.dataframe(pd.DataFrame([{t("score"): d.metadata.get("score"), "source": d.metadata.get("source"),
                                     t("page"): d.metadata.get("page"), "text": d.page_content[:300]}

@@ -98,15 +98,15 @@ def run_live(events: Iterator[dict], on_start=None) -> dict | None:
         if kind == "start" and on_start:
             on_start(event["thread_id"])
         elif kind == "node":
-            status.update(label=t("after_node", node=event["node"]), expanded=True)  # None would collapse it
+            status.update(label=t("after_node", node=event["node"]), expanded=True)  # md-safe: our node; None collapses
             if not event.get("namespace"):
-                status.markdown(f"✓ `{event['node']}`")
+                status.markdown(f"✓ `{event['node']}`")  # md-safe: our node names
         elif kind == "trace":
             status.markdown(describe(event["event"]))
         elif kind == "progress":
-            status.update(label=progress_label(event), expanded=True)
+            status.update(label=progress_label(event), expanded=True)  # md-safe: node, collection id, numbers
         elif kind == "queued":
-            status.update(label=t("queued", place=event["place"], running=event["running"]), expanded=True)
+            status.update(label=t("queued", place=event["place"], running=event["running"]), expanded=True)  # md-safe: ints
         elif kind == "token":
             generations += 1
             with answer_slot.container(key=f"live_answer_{generations}"):  # the key: a hook for browser tests

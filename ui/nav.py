@@ -29,10 +29,10 @@ def nav_links() -> None:
     for pattern in all_patterns():
         page = page_for(pattern.id)
         if page:
-            st.page_link(page, label=pattern.title, icon="💬")
+            st.page_link(page, label=pattern.title, icon="💬")  # md-safe: the registry's title
     st.divider()
     for page, label, icon in tool_links():
-        st.page_link(page, label=label, icon=icon)
+        st.page_link(page, label=label, icon=icon)  # md-safe: tool_links' own labels
 
 
 def linked_thread_notice(pattern_id: str, settings: Settings) -> bool:

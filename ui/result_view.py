@@ -7,7 +7,7 @@ import streamlit as st
 from core.config import Settings
 from core.export import to_json, to_markdown
 from core.outcome import outcome_tone, summary
-from core.render import safe_markdown
+from core.render import plain_markdown, safe_markdown
 from ui.graph_view import graph_diagram
 from ui.i18n import core_text, outcome_text, t, termination_label
 from ui.sources import sources_panel
@@ -31,20 +31,21 @@ def answer_checks(result: dict) -> None:
     st.badge(outcome_text(status), icon=icon, color=color, help=message or None)
     if not result.get("error"):
         stopped = f"{t('stopped')}: {termination_label(result.get('termination_reason', ''))}"
-        st.caption(f"{stopped} — {message}" if message else stopped)
+        st.caption(f"{stopped} — {message}" if message else stopped)  # md-safe: message went through safe_markdown
     citations = checks.get("citations")
     if citations and status not in NO_CITATION_NOTE:
         if citations["status"] == "unknown":
-            st.warning(t("citations_unknown", markers=", ".join(citations["unknown"]), n=citations["listed"]), icon="⚠️")
+            st.warning(t("citations_unknown", markers=plain_markdown(", ".join(citations["unknown"])),  # the model's text
+                         n=citations["listed"]), icon="⚠️")  # md-safe: markers plain, n an int
         elif citations["status"] == "ok":
-            st.caption(t("citations_ok", markers=", ".join(citations["cited"])))
+            st.caption(t("citations_ok", markers=plain_markdown(", ".join(citations["cited"]))))
         elif citations["listed"]:
             st.caption(t("citations_none"))
     for node, cut in (checks.get("truncated") or {}).items():
         if cut["cut_off"] == cut["calls"]:
             st.warning(t("truncated"), icon="✂️")
         else:
-            st.warning(t("truncated_some", cut=cut["cut_off"], calls=cut["calls"], node=node), icon="✂️")
+            st.warning(t("truncated_some", cut=cut["cut_off"], calls=cut["calls"], node=node), icon="✂️")  # md-safe: ints, node
 
 
 def result_details(result: dict, settings: Settings, key: str, with_graph: bool = True) -> None:
@@ -62,7 +63,7 @@ def result_details(result: dict, settings: Settings, key: str, with_graph: bool 
         if with_graph:
             graph_diagram(result.get("pattern", ""), result)
         else:  # one diagram per page: older turns show their path as text
-            st.markdown(" → ".join(f"`{n}`" for n in result.get("path") or []))
+            st.markdown(" → ".join(f"`{n}`" for n in result.get("path") or []))  # md-safe: our node names
     with tab_export:
         name = f"{result.get('pattern', 'run')}-{result.get('thread_id', '')}"
         col_json, col_md = st.columns(2)

@@ -30,7 +30,7 @@ def review_page() -> None:
         with st.container(border=True, key=f"review_{item['thread_id']}"):
             st.subheader(f"{pattern_title(item['pattern'])}: {safe_markdown(item['question'] or item['title'])}")
             paused = str(item["paused_at"])[:19].replace("T", " ")
-            st.caption(f"{t('paused_at')} {paused} UTC · {waits_for(item['interrupt'])} · {item['thread_id']}")
+            st.caption(f"{t('paused_at')} {paused} UTC · {waits_for(item['interrupt'])} · {item['thread_id']}")  # md-safe: ids
             decision = review_controls(item["thread_id"], item["interrupt"])
             if decision is not None:
                 final = resume_live(item["thread_id"], decision, settings)
@@ -43,7 +43,7 @@ def _resumed(result: dict, settings, index: int) -> None:
     """A run this session resumed: its answer, why it stopped, and a link to its conversation."""
     with st.container(border=True):
         reason = t("run_paused") if result.get("interrupted") else termination_label(result.get("termination_reason", ""))
-        st.success(t("resumed", pattern=pattern_title(result.get("pattern", "")), reason=reason))
+        st.success(t("resumed", pattern=pattern_title(result.get("pattern", "")), reason=reason))  # md-safe: our labels
         st.markdown(f"**{t('question')}:** {safe_markdown(result.get('question', ''))}")
         if result.get("error"):
             st.error(safe_markdown(result["error"]), icon="⚠️")

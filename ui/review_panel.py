@@ -8,7 +8,7 @@ import json
 import streamlit as st
 
 from core.config import Settings
-from core.render import safe_markdown
+from core.render import plain_markdown, safe_markdown
 from core.runner import RunInputError, stream_run
 from ui.i18n import t
 from ui.live import run_live
@@ -62,7 +62,7 @@ def _tool_approval(payload: dict, key: str) -> dict | None:
     st.markdown(f"**{t('question')}:** {safe_markdown(payload.get('question', ''))}")
     texts = []
     for i, call in enumerate(payload.get("tool_calls") or []):
-        texts.append(st.text_area(t("tool_args", name=call["name"]), key=f"{key}_args_{i}", height=100,
+        texts.append(st.text_area(t("tool_args", name=plain_markdown(call["name"])), key=f"{key}_args_{i}", height=100,
                                   value=json.dumps(call.get("args") or {}, ensure_ascii=False, indent=2)))
     message = st.text_input(t("reject_message"), key=f"{key}_msg")
     approve, edit, reject = st.columns(3)
@@ -76,7 +76,7 @@ def _tool_approval(payload: dict, key: str) -> dict | None:
                 if not isinstance(args, dict):
                     raise ValueError("expected a JSON object")
             except ValueError as exc:
-                st.error(t("bad_json", error=exc))
+                st.error(t("bad_json", error=plain_markdown(str(exc))))
                 return None
             calls.append({"id": call.get("id", ""), "name": call["name"], "args": args})
         return {"action": "edit", "tool_calls": calls}
@@ -91,5 +91,5 @@ def resume_live(thread_id: str, decision: dict, settings: Settings) -> dict | No
         # review stays on for the resumed run: the graph that paused was built with it
         return run_live(stream_run("", None, settings, thread_id=thread_id, resume=decision, review=True))
     except RunInputError as exc:  # already resumed elsewhere (another tab, the CLI)
-        st.error(str(exc))
+        st.error(plain_markdown(str(exc)))
         return None

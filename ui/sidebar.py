@@ -42,7 +42,7 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
         settings = current_settings()
         options = _run_options(p, pattern_id)
         web = t("web_ok") if settings.tavily_api_key else t("web_off")
-        st.caption(f"{t('web_search')}: {web}")
+        st.caption(f"{t('web_search')}: {web}")  # md-safe: one of our two labels
         if st.button(t("test_connection"), key="sb_test", width="stretch"):
             status = check(settings, negotiate=True)  # also what the endpoint honours (structured output, tools)
             (st.success if status.ok else st.error)("  \n".join([status.line(), *status.notes]))
@@ -164,7 +164,7 @@ def _threads(pattern_id: str, settings: Settings) -> None:
         when = time.strftime("%m-%d %H:%M", time.localtime(thread["updated_at"]))
         label = f"{STATUS_ICONS.get(thread['status'], '')} {safe_markdown(thread['title'])} · {when}"
         if st.button(label, key=f"sb_open_{tid}", width="stretch", type="primary" if tid == open_id else "secondary",
-                     help=t("status_" + thread["status"])):
+                     help=t("status_" + thread["status"])):  # md-safe: the title went through safe_markdown
             set_thread(pattern_id, tid)
             st.rerun()
     current = registry.get(open_id) if open_id else None

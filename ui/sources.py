@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.render import safe_markdown
+from core.render import plain_markdown, safe_markdown
 from ui.i18n import t
 
 
@@ -22,6 +22,6 @@ def sources_panel(sources: list[dict]) -> None:
         with st.expander(source_label(src)):
             if src.get("url"):  # a bare URL: a link when it is http(s), text otherwise
                 st.markdown(safe_markdown(src["url"], {src["url"]}))
-            st.caption(f"{src.get('source', '?')} · {t('page')} {src.get('page') or '-'} · "
-                       f"{src.get('collection') or ''} · {src.get('chunk_id') or ''}")
+            st.caption(plain_markdown(f"{src.get('source', '?')} · {t('page')} {src.get('page') or '-'} · "
+                                      f"{src.get('collection') or ''} · {src.get('chunk_id') or ''}"))  # a file's name
             st.text(src.get("text", ""))

@@ -12,8 +12,9 @@ import threading
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_endpoints
+from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_embedder, with_visitor_endpoints
 from core.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
+from core.render import plain_markdown
 from core.secrets import PROVIDER_KEY_FIELDS, secret_values
 from core.threads import get_registry
 from ui.i18n import default_language, t
@@ -22,6 +23,7 @@ SETTING_KEYS = ("provider", "temperature", "max_tokens", "grader_model", "k", "m
                 "max_iterations", "ollama_host", "compat_base_url", "openai_base_url", "embedding_provider",
                 "embedding_model", "embedded_k", "embedded_doc_chars")
 SECRET_KEYS = tuple(PROVIDER_KEY_FIELDS.values())  # typed in the sidebar; memory only
+EMBEDDER_KEYS = ("embedding_provider", "embedding_model")  # a visitor's choice, applied by with_visitor_embedder
 
 
 def prefs() -> dict:
@@ -70,11 +72,13 @@ def _page() -> str:
 def current_settings() -> Settings:
     """Settings from the session's choices on top of env / .env / secrets (data_dir stays from env)."""
     p = prefs()
-    explicit = {key: p[key] for key in SETTING_KEYS if key not in ENDPOINT_KEYS}
+    explicit = {key: p[key] for key in SETTING_KEYS if key not in ENDPOINT_KEYS and key not in EMBEDDER_KEYS}
     explicit["model"] = p["models"].get(p["provider"], "")
-    # typed URLs and keys go through one gate: the server's key never goes to a URL typed here
-    return with_visitor_endpoints(load_settings(**explicit), urls={key: p[key] for key in ENDPOINT_KEYS},
-                                  keys={key: p[key] for key in SECRET_KEYS})
+    # typed URLs, keys and embedders go through one gate: the server's key never goes to a URL typed
+    # here, nor pays for an embedder the operator did not choose
+    keys = {key: p[key] for key in SECRET_KEYS}
+    settings = with_visitor_endpoints(load_settings(**explicit), urls={key: p[key] for key in ENDPOINT_KEYS}, keys=keys)
+    return with_visitor_embedder(settings, p["embedding_provider"], p["embedding_model"], keys=keys)
 
 
 def _digest(settings: Settings) -> str:
@@ -157,10 +161,10 @@ def ensure_samples(settings: Settings) -> bool:
         try:
             KnowledgeBase(settings).ensure_samples(
                 progress=lambda n, total, label: bar.progress(min(n / max(total, 1), 1.0),
-                                                              text=f"{t('indexing_samples')} {label}"))
+                                                              text=f"{t('indexing_samples')} {label}"))  # md-safe: sample ids
         except Exception as exc:  # a broken embedder must not take the page down
             bar.empty()
-            st.error(t("samples_failed", error=exc))
+            st.error(t("samples_failed", error=plain_markdown(str(exc))))
             return False
         bar.empty()
         done.add(key)
@@ -182,11 +186,11 @@ def ensure_model(settings: Settings) -> bool:
             return True
         bar = st.progress(0.0, text=t("preparing_model"))
         try:
-            prepare_model(settings, lambda n, total: bar.progress(
+            prepare_model(settings, lambda n, total: bar.progress(  # md-safe: numbers
                 min(n / max(total, 1), 1.0), text=f"{t('preparing_model')} {n // 2**20:,} / {total // 2**20:,} MiB"))
         except Exception as exc:  # a missing part must not take the page down
             bar.empty()
-            st.error(t("model_failed", error=exc))
+            st.error(t("model_failed", error=plain_markdown(str(exc))))
             return False
         bar.empty()
         done.add(key)

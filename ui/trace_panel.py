@@ -56,7 +56,7 @@ def usage_frame(usage: dict) -> pd.DataFrame:
 
 def trace_panel(result: dict) -> None:
     trace = result.get("trace") or []
-    st.markdown(f"**{t('path')}:** " + " → ".join(f"`{n}`" for n in result.get("path") or []))
+    st.markdown(f"**{t('path')}:** " + " → ".join(f"`{n}`" for n in result.get("path") or []))  # md-safe: our nodes
     cols = st.columns(3)
     cols[0].metric(t("llm_calls"), result.get("llm_calls", 0))
     cols[1].metric(t("tokens"), result.get("tokens", 0))
@@ -69,7 +69,7 @@ def trace_panel(result: dict) -> None:
     loops = [e for e in trace if e.get("kind") in ("retry", "rewrite")]
     if loops:
         st.markdown(f"**{t('reasons')}**")
-        st.markdown("\n".join(f"{i}. `{e.get('node')}` {kind_label(e.get('kind', ''))}: "  # reasons are model text: plain
+        st.markdown("\n".join(f"{i}. `{e.get('node')}` {kind_label(e.get('kind', ''))}: "  # md-safe: reasons go plain
                                f"{plain_markdown(core_text(e.get('reason') or e.get('verdict') or ''))}"
                                for i, e in enumerate(loops, 1)))
     counters = {}

@@ -12,12 +12,13 @@ from core.diagram import highlight_pair
 from core.fork import ForkError, stream_fork
 from core.fork_diff import compare_runs
 from core.fork_store import forks_of
-from core.render import safe_markdown, source_links
+from core.render import plain_markdown, safe_markdown, source_links
 from core.steps import StepsError, locate_turn, turn_steps
 from ui.graph_view import mermaid_text
 from ui.i18n import STRINGS, t
 from ui.live import run_live
 from ui.pages import page_for
+from ui.sources import source_label
 
 STRINGS.update({
     "whatif": ("What if? Steps of this run", "만약에? 이 실행의 단계"),
@@ -74,7 +75,7 @@ def whatif_panel(result: dict, settings: Settings, key: str) -> None:
         turn = locate_turn(settings, result)
         steps = turn_steps(settings, result["thread_id"], turn) if turn is not None else None
     except StepsError as exc:
-        st.warning(str(exc), icon="⚠️")
+        st.warning(plain_markdown(str(exc)), icon="⚠️")
         return
     if not steps or not steps["steps"]:
         st.caption(t("wi_no_steps"))
@@ -137,7 +138,7 @@ def _form(steps: dict, settings: Settings, key: str) -> None:
     try:
         events = stream_fork(settings, steps["thread_id"], n, changes, turn=steps["turn"])
     except ForkError as exc:
-        st.error(str(exc), icon="⚠️")
+        st.error(plain_markdown(str(exc)), icon="⚠️")
         return
     run_live(events)
     st.rerun()
@@ -158,28 +159,29 @@ def _widget(field: str, spec: dict, key: str):
     kind, value, choices = spec["kind"], spec["value"], spec.get("choices")
     if kind in ("text", "number") and choices:
         index = choices.index(value) if value in choices else None
-        return st.radio(field, choices, index=index, horizontal=True, key=key)
+        return st.radio(field, choices, index=index, horizontal=True, key=key)  # md-safe: a state field name of ours
     if kind == "text":
         widget = st.text_area if len(str(value)) > 60 else st.text_input
-        return widget(field, value=str(value), key=key)
+        return widget(field, value=str(value), key=key)  # md-safe: a state field name of ours
     if kind == "number":
-        return int(st.number_input(field, min_value=0, step=1, value=int(value or 0), key=key))
+        return int(st.number_input(field, min_value=0, step=1, value=int(value or 0), key=key))  # md-safe: field name
     if kind == "texts":
         if choices:
-            return st.multiselect(field, choices, default=[v for v in value if v in choices], key=key)
-        text = st.text_input(field, value=", ".join(value), key=key)
+            return st.multiselect(field, choices, default=[v for v in value if v in choices], key=key)  # md-safe: field
+        text = st.text_input(field, value=", ".join(value), key=key)  # md-safe: a state field name of ours
         return [part.strip() for part in text.split(",") if part.strip()]
     if kind == "documents":
-        st.markdown(f"**{field}**")
+        st.markdown(f"**{field}**")  # md-safe: a state field name of ours
         kept = []
         for i, doc in enumerate(spec["candidates"], 1):
             score = f" · {doc['score']:.3f}" if isinstance(doc.get("score"), (int, float)) else ""
-            label = f"{t('wi_keep')}: [{i}] {doc.get('title') or doc['source']} — {doc['source']}{score}"
-            if st.checkbox(label, value=doc["id"] in value, key=f"{key}_{i}"):
+            # title, file name and text come from the document: shown as written, never as Markdown
+            label = plain_markdown(f"[{i}] {doc.get('title') or doc['source']} — {doc['source']}")
+            if st.checkbox(f"{t('wi_keep')}: {label}{score}", value=doc["id"] in value, key=f"{key}_{i}"):  # md-safe: plain
                 kept.append(doc["id"])
-            st.caption(" ".join(str(doc.get("text", "")).split())[:200] + " …")
+            st.caption(plain_markdown(" ".join(str(doc.get("text", "")).split())[:200] + " …"))
         return kept
-    return st.text_area(field, value=_calls_text(value), key=key, help=t("wi_calls_help"))  # tool calls
+    return st.text_area(field, value=_calls_text(value), key=key, help=t("wi_calls_help"))  # md-safe: field (tool calls)
 
 
 # ---------------------------------------------------------------- the forks beside the original
@@ -220,12 +222,12 @@ def _title(fork: dict) -> str:
 def _column(original: dict, fork: dict | None, pattern: str) -> None:
     """One run: the original (fork None) or a fork, with how it differs from the original."""
     run = original if fork is None else fork["result"]
-    st.markdown(f"##### {t('wi_original') if fork is None else _title(fork)}")
+    st.markdown(f"##### {t('wi_original') if fork is None else _title(fork)}")  # md-safe: step number, our node
     if fork is not None:
         changes = fork["forked_from"]["changes"]
         if changes:
             shown = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in changes.items())
-            st.caption(f"{t('wi_changed')}: {shown}")
+            st.caption(f"{t('wi_changed')}: {plain_markdown(shown)}")  # a visitor's edit, seen by every later viewer
         if not run:
             st.caption(t("wi_running"))
             return
@@ -239,11 +241,13 @@ def _column(original: dict, fork: dict | None, pattern: str) -> None:
     st.markdown(safe_markdown(run.get("answer") or run.get("error") or run.get("termination_message") or "",
                               source_links(run)))  # model text: no images, links only to the run's sources
     cut = diff["path"]["diverges_at"] if fork is not None else len(run.get("path") or [])
-    st.markdown(" → ".join(f"**`{n}`**" if i >= cut else f"`{n}`" for i, n in enumerate(run.get("path") or [])))
+    st.markdown(" → ".join(f"**`{n}`**" if i >= cut else f"`{n}`"  # md-safe: node names of our graphs
+                           for i, n in enumerate(run.get("path") or [])))
     figures = "wi_figures" if fork is None else "wi_after_fork"
-    st.caption(t(figures, calls=run.get("llm_calls", 0), tokens=run.get("tokens", 0), seconds=round(run.get("ms", 0) / 1000, 2)))
-    for src in run.get("sources") or []:
-        st.caption(f"[{src.get('n')}] {src.get('title') or src.get('source')} ({src.get('url') or src.get('source')})")
+    st.caption(t(figures, calls=run.get("llm_calls", 0), tokens=run.get("tokens", 0),  # md-safe: numbers
+                 seconds=round(run.get("ms", 0) / 1000, 2)))
+    for src in run.get("sources") or []:  # a web page's title and URL, a file's name: as written
+        st.caption(source_label(src))
     if fork is None:
         return
     if diff["decisions"]:

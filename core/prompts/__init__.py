@@ -8,6 +8,7 @@ inside them are to be ignored. `fence` and `escape_fences` are the one place tha
 """
 
 import re
+import unicodedata
 
 ANSWER_SYSTEM = """You answer questions from the user's documents. Answer the user's question \
 using only the numbered documents below. Cite the documents you used as [1], [2] right after the \
@@ -53,13 +54,30 @@ def answer_request(question: str) -> str:
 
 
 # the tags prompts fence data with; inside the data they are escaped so a document cannot close its fence
-FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers")
-_FENCE_TAG = re.compile(rf"<(\s*/?\s*)({'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
+FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers", "collections")
+_OPENER = re.compile("[<\uFF1C\uFE64]")  # '<' and the forms NFKC folds into it (full-width, small)
+_TAG_AFTER = re.compile(rf"\s*/?\s*(?:{'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
+_LOOKAHEAD = 48  # characters after an opener that can still spell a fence tag (with hidden characters)
 
 
 def escape_fences(text: str) -> str:
-    """Untrusted text with every fence tag (``<document>``, ``</answer>``...) made harmless."""
-    return _FENCE_TAG.sub(r"&lt;\1\2", str(text))
+    """Untrusted text with every fence tag (``<document>``, ``</answer>``...) made harmless.
+
+    A tag disguised for a reader but not for a model (``</docu\u00adment>``, ``</document\u200b>``,
+    full-width ``＜/document＞``) is recognised too: the text after each opener is compared in its
+    NFKC form without format characters. Only the opener is replaced; the rest stays as written.
+    """
+    text, out, last = str(text), [], 0
+    for opener in _OPENER.finditer(text):
+        if _TAG_AFTER.match(_visible(text[opener.end():opener.end() + _LOOKAHEAD])):
+            out += [text[last:opener.start()], "&lt;"]
+            last = opener.end()
+    return "".join(out) + text[last:]
+
+
+def _visible(text: str) -> str:
+    """What a tokenizer reads: NFKC-folded, format characters (zero-width, soft hyphen...) removed."""
+    return "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
 
 
 def fence(text: str, tag: str = "document", inline: bool = False) -> str:
