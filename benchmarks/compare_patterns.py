@@ -1,4 +1,4 @@
-"""Compare every pattern on one question with the Compare page's engine (core.compare), without a browser.
+"""Compare every pattern on one question with the Compare page's engine (core.studio.compare), without a browser.
 
     python -m benchmarks.compare_patterns ["question"] [--model NAME] [--data-dir DIR] [--patterns a,b] [--json]
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from core.compare import compare, metrics_rows
 from core.config import load_settings
 from core.patterns import pattern_ids
+from core.studio.compare import compare, metrics_rows
 
 QUESTION = "스테이크와 어울리는 와인을 추천해주세요"
 WHY_KINDS = ("route", "verdict", "rewrite", "stop", "error")

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
 
-from core.tools import new_call
+from core.patterns.tools import new_call
 
 LATENCY = 1.0  # seconds per injected model call: a typical hosted or local model call
 

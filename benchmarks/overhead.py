@@ -7,8 +7,8 @@ import time
 from langchain_core.documents import Document
 
 from benchmarks.latency_model import HAPPY, LATENCY, LatencyModel
-from core import graders
 from core.config import Settings
+from core.llm import graders
 
 __all__ = ["HAPPY", "LATENCY", "LatencyModel", "PATTERN_CASES", "bench_grading", "bench_patterns"]
 
@@ -24,7 +24,7 @@ PATTERN_CASES = [
 
 
 def _bench_web(query):
-    from core.web_search import WebResult
+    from core.knowledge.web_search import WebResult
 
     return WebResult("ok", [Document("Steak is 35,000 won.", metadata={"source": "https://example.org",
                                                                        "url": "https://example.org", "title": "w"})],
@@ -32,7 +32,7 @@ def _bench_web(query):
 
 
 def _measure(pattern_id: str, question: str, settings: Settings, model: LatencyModel, ctx, options: dict) -> dict:
-    from core.runner import run
+    from core.run.runner import run
 
     model._intervals.clear()
     start = time.perf_counter()
@@ -50,8 +50,8 @@ def bench_patterns(settings: Settings, latency: float = LATENCY, cases=PATTERN_C
     A warm-up run first pays the one-off costs (imports, caches; Graph RAG's graph extraction,
     which is reported as its own row), then the measured run asks the same question in a new thread.
     """
-    from core import entity_graph
-    from core.context import make_context
+    from core.knowledge import entity_graph
+    from core.runtime.context import make_context
 
     rows = []
     for pattern_id, options, question in cases:

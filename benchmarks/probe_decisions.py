@@ -25,19 +25,19 @@ import time
 from pathlib import Path
 
 from core.config import load_settings
-from core.graders import needs_retrieval, route_question
-from core.knowledge import KnowledgeBase
-from core.models import get_chat_model
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.sources import active_sources
+from core.llm.graders import needs_retrieval, route_question
+from core.llm.models import get_chat_model
 from core.patterns.react import STOP, parse_step, resolve_tool_name, step_messages
-from core.question_set import BUILTIN, load_question_set
-from core.sources import active_sources
-from core.tools import source_tools
+from core.patterns.tools import source_tools
+from core.studio.question_set import BUILTIN, load_question_set
 
 
 def expected_route(item: dict) -> str | None:
     sources = item["sources"]
     if not item["answerable"]:
-        return None  # looking somewhere before declining is as right as not looking (as in core.evaluate)
+        return None  # looking somewhere before declining is as right as not looking (as in core.studio.evaluate)
     if not sources:
         return "direct"
     return sources[0] if len(sources) == 1 else None  # several collections: no single right route

@@ -58,10 +58,10 @@ def registry_statuses(url: str, since: float) -> dict:
 
 def prepare(database_url: str, chroma_url: str, data_dir: Path) -> None:
     """Schema and checkpoint tables created once, the samples indexed on the Chroma server (not timed)."""
-    from core.checkpoint import get_checkpointer
     from core.config import load_settings
-    from core.knowledge import KnowledgeBase
-    from core.threads import get_registry
+    from core.knowledge.base import KnowledgeBase
+    from core.store.checkpoint import get_checkpointer
+    from core.store.threads import get_registry
 
     settings = load_settings(data_dir=str(data_dir), provider="embedded", database_url=database_url,
                              chroma_url=chroma_url)

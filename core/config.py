@@ -22,7 +22,7 @@ EMBEDDING_PROVIDERS = ("embedded", "ollama", "openai")
 
 # Default model per chat provider; the factory uses these when no model is named.
 DEFAULT_CHAT_MODELS = {
-    "embedded": "qwen2.5-coder-1.5b-instruct",  # core.model_files.EMBEDDED_MODELS lists the others
+    "embedded": "qwen2.5-coder-1.5b-instruct",  # core.llm.model_files.EMBEDDED_MODELS lists the others
     "openai": "gpt-4o-mini",
     "ollama": "qwen2.5:7b",
     "openai-compatible": "local-model",
@@ -32,6 +32,12 @@ DEFAULT_EMBEDDING_MODELS = {
     "ollama": "bge-m3",
     "openai": "text-embedding-3-small",
 }
+
+
+def default_cache_dir() -> Path:
+    """The user's cache directory for assembled models (XDG_CACHE_HOME, else ~/.cache)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "agentic-rag-studio" / "models"
 
 
 class ReadOnlyError(Exception):
@@ -105,8 +111,6 @@ class Settings:
 
     @property
     def model_cache_path(self) -> Path:
-        from core.model_files import default_cache_dir
-
         return Path(self.model_cache_dir) if self.model_cache_dir else default_cache_dir()
 
     def public(self) -> dict:

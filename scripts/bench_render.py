@@ -57,9 +57,9 @@ def canned_model():
 
 def build_thread(settings, turns: int) -> str:
     """Ask ``turns`` questions in one thread through the runner; return the thread id."""
-    from core.context import make_context
-    from core.knowledge import KnowledgeBase
-    from core.runner import run
+    from core.knowledge.base import KnowledgeBase
+    from core.run.runner import run
+    from core.runtime.context import make_context
 
     KnowledgeBase(settings).ensure_samples()
     model = canned_model()

@@ -13,7 +13,7 @@ from scripted import ScriptedChatModel
 from streamlit.testing.v1 import AppTest
 from workflow_script import Script
 
-import core.models
+import core.llm.models
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "streamlit_app.py"
@@ -41,12 +41,12 @@ def app_data(sample_data_dir, tmp_path, monkeypatch):
 def scripted(monkeypatch) -> ScriptedChatModel:
     """The embedded provider answers with a scripted model; other providers stay real."""
     model = ScriptedChatModel(replies=[])
-    real = core.models.get_chat_model
+    real = core.llm.models.get_chat_model
 
     def get_chat_model(settings, role="main"):
-        return model if core.models.resolve_provider(settings) == "embedded" else real(settings, role)
+        return model if core.llm.models.resolve_provider(settings) == "embedded" else real(settings, role)
 
-    monkeypatch.setattr(core.models, "get_chat_model", get_chat_model)
+    monkeypatch.setattr(core.llm.models, "get_chat_model", get_chat_model)
     return model
 
 

@@ -18,7 +18,7 @@ from scripted import ScriptedChatModel  # noqa: E402
 from workflow_script import Script, role_of  # noqa: E402
 
 from core.config import load_settings  # noqa: E402
-from core.context import make_context  # noqa: E402
+from core.runtime.context import make_context  # noqa: E402
 
 ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."
 SLOW = 600.0
@@ -32,7 +32,7 @@ def context(settings, slow: bool):
 
 def hang_before_recording_a_pause() -> None:
     """The pause is in the checkpoint, the registry still says ``running``: the moment a kill is worst."""
-    from core.threads import ThreadRegistry
+    from core.store.threads import ThreadRegistry
 
     finish = ThreadRegistry.finish_run
 
@@ -49,12 +49,12 @@ def main() -> None:
     data_dir, mode, *rest = sys.argv[1:]
     settings = load_settings(data_dir=data_dir, provider="embedded", k=2)
     if mode == "compare":
-        from core.compare import stream_compare
+        from core.studio.compare import stream_compare
 
         events = stream_compare("스테이크 가격?", ["basic", "adaptive"], settings,
                                 ctx_factory=lambda _p: context(settings, slow=True))
     else:
-        from core.runner import stream_run
+        from core.run.runner import stream_run
 
         if mode == "resume":
             events = stream_run("", None, settings, thread_id=rest[0], resume={"action": "approve"},

@@ -27,7 +27,7 @@ def settings(tmp_path):
 def sample_data_dir(tmp_path_factory):
     """A data directory with the sample corpora indexed once for the whole session (real e5, real Chroma)."""
     from core.config import load_settings
-    from core.knowledge import KnowledgeBase
+    from core.knowledge.base import KnowledgeBase
 
     path = tmp_path_factory.mktemp("sample-data")
     KnowledgeBase(load_settings(data_dir=str(path))).ensure_samples()
@@ -97,7 +97,7 @@ def team_settings(tmp_path, database_url, chroma_url):
 
 @pytest.fixture(autouse=True)
 def checkpoints_load_whole(request):
-    """Every checkpoint a test reads back loads under the allow-list (core.checkpoint): no type is blocked."""
+    """Every checkpoint a test reads back loads under the allow-list (core.store.checkpoint): no type is blocked."""
     from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 
     blocked = []
@@ -105,4 +105,4 @@ def checkpoints_load_whole(request):
     yield
     unregister()
     if not request.node.get_closest_marker("blocked_types_expected"):
-        assert not blocked, f"checkpoint types outside the allow-list (add them to core.checkpoint): {blocked}"
+        assert not blocked, f"checkpoint types outside the allow-list (add them to core.store.checkpoint): {blocked}"

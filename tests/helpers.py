@@ -4,9 +4,9 @@ from langchain_core.documents import Document
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
-from core.context import make_context
-from core.runner import run
-from core.web_search import WebResult
+from core.knowledge.web_search import WebResult
+from core.run.runner import run
+from core.runtime.context import make_context
 
 
 def web_ok(*texts):
@@ -44,7 +44,7 @@ LONG_CHUNK_END = "마지막 줄: 스테이크 세트의 디저트는 무료입�
 
 def add_long_menu_chunk(settings, folder) -> str:
     """Index one menu chunk longer than any preview (about 700 characters), ending with LONG_CHUNK_END."""
-    from core.knowledge import KnowledgeBase
+    from core.knowledge.base import KnowledgeBase
 
     line = "스테이크 메뉴의 가격 안내 {}: 시그니처 스테이크는 ₩35,000이며 굽기는 선택할 수 있습니다."
     body = " ".join(line.format(i) for i in range(12))

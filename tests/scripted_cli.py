@@ -15,12 +15,12 @@ sys.path[:0] = [str(TESTS.parent), str(TESTS)]
 from app_support import happy_script  # noqa: E402
 from scripted import ScriptedChatModel  # noqa: E402
 
-import core.__main__  # noqa: E402
-import core.models  # noqa: E402
+import core.cli.main  # noqa: E402
+import core.llm.models  # noqa: E402
 
 MODEL = ScriptedChatModel(responder=happy_script())
-core.models.get_chat_model = lambda settings, role="main": MODEL
-core.__main__._prepare_model = lambda settings: None  # nothing to assemble: no embedded model runs
+core.llm.models.get_chat_model = lambda settings, role="main": MODEL
+core.cli.main._prepare_model = lambda settings: None  # nothing to assemble: no embedded model runs
 
 if __name__ == "__main__":
-    sys.exit(core.__main__.main(sys.argv[1:]))
+    sys.exit(core.cli.main.main(sys.argv[1:]))

@@ -18,11 +18,11 @@ from scripted import ScriptedChatModel  # noqa: E402
 from streamlit.web import cli  # noqa: E402
 from workflow_script import role_of  # noqa: E402
 
-import core.models  # noqa: E402
+import core.llm.models  # noqa: E402
 
 DELAY = float(os.environ.get("RAG_TEST_ANSWER_DELAY", "5"))
 MODEL = ScriptedChatModel(responder=happy_script(), delay=lambda m: DELAY if role_of(m) == "answer" else 0.0)
-core.models.get_chat_model = lambda settings, role="main": MODEL
+core.llm.models.get_chat_model = lambda settings, role="main": MODEL
 
 if __name__ == "__main__":
     sys.argv = ["streamlit", *sys.argv[1:]]

@@ -4,11 +4,11 @@ import pytest
 from app_support import app_data, assert_clean, button, open_page, texts  # noqa: F401
 from streamlit.testing.v1 import AppTest
 
-import core.knowledge
-from core.__main__ import main
+import core.knowledge.base
+from core.cli.main import main
 from core.config import load_settings
-from core.knowledge import KnowledgeBase, ReadOnlyError
-from core.threads import get_registry
+from core.knowledge.base import KnowledgeBase, ReadOnlyError
+from core.store.threads import get_registry
 from ui.access import password_matches
 
 APP = str(open_page.__globals__["APP"])
@@ -47,7 +47,7 @@ def test_password_comparison_is_exact():
 def test_read_only_mode_refuses_changes_in_core_but_still_indexes_the_samples(tmp_path, monkeypatch):
     from test_knowledge_hardening import HashEmbeddings
 
-    monkeypatch.setattr(core.knowledge, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
+    monkeypatch.setattr(core.knowledge.base, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
     writable = KnowledgeBase(load_settings(data_dir=str(tmp_path / "data")), HashEmbeddings())
     writable.ingest([], "notes", files={"a.md": "# A\n\n메모".encode()})
     kb = KnowledgeBase(load_settings(data_dir=str(tmp_path / "data"), read_only=True), HashEmbeddings(model_id="test:other"))

@@ -5,10 +5,11 @@ from helpers import kinds, run_script, web_down, web_ok
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
-from core import evaluate
-from core.context import make_context
 from core.prompts import answer_request
-from core.runner import pending_reviews, resume, run
+from core.run.runner import resume, run
+from core.runtime.context import make_context
+from core.store.history import pending_reviews
+from core.studio import evaluate
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 
@@ -173,7 +174,7 @@ def test_review_edit_in_the_complexity_variant_classifies_the_edited_question_ag
 
 
 def test_invalid_review_decision_is_refused(s):
-    from core.runner import RunInputError
+    from core.run.runner import RunInputError
 
     ctx = _review_ctx(s, Script(router={"route": "restaurant_menu"}))
     paused = run("adaptive", STEAK, s, ctx=ctx, review=True)

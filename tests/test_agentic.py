@@ -4,13 +4,13 @@ import pytest
 from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
 
-from core.citations import verify_citations
-from core.context import make_context
-from core.knowledge import KnowledgeBase
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.citations import verify_citations
+from core.knowledge.web_search import WebResult
 from core.patterns import get_pattern
-from core.runner import run
-from core.trace import TERMINATION_REASONS
-from core.web_search import WebResult
+from core.run.runner import run
+from core.runtime.context import make_context
+from core.runtime.trace import TERMINATION_REASONS
 
 MENU_Q = "트러플 크림 파스타 가격은 얼마인가요?"
 

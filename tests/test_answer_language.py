@@ -7,7 +7,7 @@ English until the answer prompt named the language (core.prompts.answer_request)
 import re
 
 from core.prompts import answer_request
-from core.runner import run
+from core.run.runner import run
 
 QWEN = "qwen2.5-coder-1.5b-instruct"
 HANGUL = re.compile(r"[\uac00-\ud7a3]")

@@ -5,8 +5,9 @@ from app_support import app_data, assert_clean, button, mermaid, open_page, scri
 
 from core.config import load_settings
 from core.patterns import all_patterns, get_pattern
-from core.runner import MAX_QUESTION_CHARS, thread_history
-from core.threads import get_registry
+from core.run.runner import MAX_QUESTION_CHARS
+from core.store.history import thread_history
+from core.store.threads import get_registry
 from ui.pages import page_for
 
 BASIC = "pages/1_Basic_RAG.py"

@@ -7,11 +7,11 @@ from pathlib import Path
 from app_support import HAPPY_ANSWER as ANSWER  # noqa: F401
 from app_support import app_data, assert_clean, button, charts, happy_script, mermaid, open_page, scripted, texts  # noqa: F401
 
-from core import owner
-from core.compare import list_comparisons
 from core.config import load_settings
 from core.patterns import pattern_ids
-from core.threads import get_registry
+from core.store import owner
+from core.store.threads import get_registry
+from core.studio.compare import list_comparisons
 from ui.compare_page import column_markdown
 from ui.pages import page_for, slow_patterns
 
@@ -136,7 +136,7 @@ def test_answer_headings_shrink_to_fit_a_column():
 
 
 def test_a_comparison_still_running_in_the_background_says_so_and_shows_finished_runs(app_data, scripted):
-    from core.compare import save_comparison
+    from core.studio.compare import save_comparison
 
     settings = load_settings()
     done = {"pattern": "basic", "answer": ANSWER, "termination_reason": "answered", "llm_calls": 1, "path": []}

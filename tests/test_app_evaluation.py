@@ -2,8 +2,8 @@
 
 from app_support import app_data, assert_clean, button, charts, happy_script, open_page, scripted, texts  # noqa: F401
 
-from core import evaluate
 from core.config import load_settings
+from core.studio import evaluate
 
 EVALUATION = "pages/11_Evaluation.py"
 MENU = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "sources": ["restaurant_menu"],

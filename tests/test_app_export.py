@@ -3,8 +3,8 @@
 import json
 
 from core.config import load_settings
-from core.diagram import highlight, mermaid_id
-from core.export import comparison_to_json, comparison_to_markdown, to_json, to_markdown
+from core.studio.diagram import highlight, mermaid_id
+from core.studio.export import comparison_to_json, comparison_to_markdown, to_json, to_markdown
 
 RESULT = {
     "pattern": "basic", "thread_id": "t1", "question": "스테이크 가격?", "standalone_question": "스테이크 가격?",

@@ -6,9 +6,9 @@ import numpy as np
 from app_support import app_data, assert_clean, button, open_page, scripted, shown, texts  # noqa: F401
 from langchain_core.embeddings import Embeddings
 
-import core.knowledge
+import core.knowledge.base
 from core.config import load_settings
-from core.knowledge import KnowledgeBase
+from core.knowledge.base import KnowledgeBase
 
 KB = "pages/9_Knowledge_base.py"
 NOTES = ("# 주차 안내\n\n라 포레스타 건물 지하 2층 주차장을 2시간 무료로 이용할 수 있습니다. "
@@ -93,10 +93,10 @@ class HashEmbeddings(Embeddings):
 
 
 def test_switching_the_embedder_flags_collections_and_reindexes_them(app_data, monkeypatch):
-    real = core.knowledge.get_embeddings
-    monkeypatch.setattr(core.knowledge, "get_embeddings",
+    real = core.knowledge.base.get_embeddings
+    monkeypatch.setattr(core.knowledge.base, "get_embeddings",
                         lambda s: HashEmbeddings() if s.embedding_provider == "ollama" else real(s))
-    monkeypatch.setattr(core.knowledge, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
+    monkeypatch.setattr(core.knowledge.base, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
     _kb().ingest([], "site_info", files={"parking.md": NOTES})
     at = open_page(KB)
     at.selectbox(key="kb_embedding_provider").set_value("ollama").run()
@@ -121,7 +121,7 @@ def _flagged(at) -> list[str]:
 
 def test_sample_documents_are_indexed_on_first_use(app_data, tmp_path, monkeypatch):
     monkeypatch.setenv("RAG_DATA_DIR", str(tmp_path / "fresh"))
-    monkeypatch.setattr(core.knowledge, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
+    monkeypatch.setattr(core.knowledge.base, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
     at = open_page("pages/1_Basic_RAG.py")  # any chat page prepares the knowledge base first
     assert_clean(at)
     assert _kb().names() == ["restaurant_wine"] and _kb().info("restaurant_wine")["chunks"] > 0
@@ -129,7 +129,7 @@ def test_sample_documents_are_indexed_on_first_use(app_data, tmp_path, monkeypat
 
 
 def test_a_new_collection_is_described_when_created_then_edited_suggested_and_switched_off(app_data, scripted):
-    from core.sources import get_source
+    from core.knowledge.sources import get_source
 
     at = open_page(KB)
     at.file_uploader[0].set_value(("parking.md", NOTES, "text/markdown"))

@@ -13,10 +13,11 @@ import core.patterns
 from core.config import load_settings
 from core.patterns import Pattern, pattern_ids
 from core.patterns.common import BaseState, final
-from core.review import normalise_decision, tool_approval
-from core.runner import pending_reviews, run, thread_history
-from core.threads import get_registry
-from core.trace import stop
+from core.run.runner import run
+from core.runtime.review import normalise_decision, tool_approval
+from core.runtime.trace import stop
+from core.store.history import pending_reviews, thread_history
+from core.store.threads import get_registry
 
 needs_adaptive = pytest.mark.skipif("adaptive" not in pattern_ids(), reason="the adaptive pattern is not registered yet")
 

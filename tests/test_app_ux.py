@@ -9,9 +9,10 @@ from langchain_core.messages import AIMessage
 from streamlit.testing.v1 import AppTest
 
 from core.config import load_settings
-from core.export import to_json, to_markdown
 from core.patterns import all_patterns, get_pattern
-from core.runner import run, thread_history
+from core.run.runner import run
+from core.store.history import thread_history
+from core.studio.export import to_json, to_markdown
 from ui.pages import page_for
 
 BASIC = "pages/1_Basic_RAG.py"

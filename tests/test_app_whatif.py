@@ -4,8 +4,8 @@ from app_support import app_data, assert_clean, button, happy_script, mermaid, o
 from workflow_script import Script
 
 from core.config import load_settings
-from core.fork_store import forks_of
-from core.runner import thread_history
+from core.store.fork_store import forks_of
+from core.store.history import thread_history
 
 ADAPTIVE = "pages/2_Adaptive_RAG.py"
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"

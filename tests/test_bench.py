@@ -20,7 +20,7 @@ def test_critical_calls_counts_groups_of_overlapping_calls():
 
 def test_structured_output_returns_the_preset_verdict_and_sleeps():
     model = bench.LatencyModel(latency=0.01, verdicts=bench.HAPPY)
-    from core.graders import Route
+    from core.llm.graders import Route
 
     assert model.with_structured_output(Route).invoke("q").route == "restaurant_menu"
     assert len(model._intervals) == 1

@@ -5,7 +5,7 @@ from helpers import run_script, web_down, web_ok
 from workflow_script import ROLES, Script
 
 from core.patterns import get_pattern
-from core.trace import TERMINATION_REASONS
+from core.runtime.trace import TERMINATION_REASONS
 
 
 def adversary(messages):

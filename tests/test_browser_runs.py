@@ -12,7 +12,7 @@ import pytest
 from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, Server, browser, nav, needs_chromium, page, shot  # noqa: F401
 
 from core.config import load_settings
-from core.threads import get_registry
+from core.store.threads import get_registry
 from ui.i18n import TERMINATION_KO
 
 FIRST, SECOND = "스테이크 메뉴의 가격은 얼마인가요?", "파스타는 얼마인가요?"

@@ -13,7 +13,7 @@ from app_support import HAPPY_ANSWER
 from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, Server, browser, nav, needs_chromium, page, shot  # noqa: F401
 from test_browser import QUESTION, ask
 
-from core.migrate import migrate
+from core.cli.migrate import migrate
 
 pytestmark = [needs_chromium, pytest.mark.teams]
 

@@ -7,8 +7,8 @@ from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, browser, needs_chromi
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core.config import load_settings
-from core.fork_store import forks_of
-from core.steps import turn_steps
+from core.store.fork_store import forks_of
+from core.studio.steps import turn_steps
 from ui.whatif import STRINGS
 
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"

@@ -13,11 +13,12 @@ from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
 from scripted import ScriptedChatModel
 
-from core.__main__ import main
-from core.checkpoint import get_checkpointer, prune
+from core.cli.main import main
 from core.config import load_settings
-from core.context import make_context
-from core.runner import pending_reviews, resume, run, thread_history
+from core.run.runner import resume, run
+from core.runtime.context import make_context
+from core.store.checkpoint import get_checkpointer, prune
+from core.store.history import pending_reviews, thread_history
 
 QUESTIONS = ["스테이크 가격?", "파스타 가격은?", "와인은?"]
 

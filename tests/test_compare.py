@@ -10,9 +10,9 @@ from processes import child, kill, read_until
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
-from core.compare import compare, is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
 from core.config import load_settings
-from core.context import make_context
+from core.runtime.context import make_context
+from core.studio.compare import compare, is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
 
 
 def factory(settings, latency=0.0):
@@ -84,8 +84,8 @@ def test_a_comparison_left_early_still_completes_on_disk(sample_settings):
 
 
 def test_comparison_threads_stay_out_of_the_chat_lists(sample_settings):
-    from core.runner import run
-    from core.threads import get_registry
+    from core.run.runner import run
+    from core.store.threads import get_registry
 
     settings = sample_settings.with_(k=2)
     compared = compare("스테이크 가격?", ["basic"], settings, ctx_factory=factory(settings))["results"]["basic"]
@@ -99,10 +99,10 @@ def test_comparison_threads_stay_out_of_the_chat_lists(sample_settings):
 
 def test_a_result_that_cannot_be_saved_still_ends_the_comparison(sample_settings, monkeypatch):
     """Saving fails (disk full): the page is told, and the stream ends instead of waiting for ever."""
-    import core.compare
+    import core.studio.compare
 
     settings = sample_settings.with_(k=2)
-    real, saves = core.compare.save_comparison, []
+    real, saves = core.studio.compare.save_comparison, []
 
     def full_disk(record, s):
         saves.append(record["id"])
@@ -110,7 +110,7 @@ def test_a_result_that_cannot_be_saved_still_ends_the_comparison(sample_settings
             raise OSError(28, "No space left on device")
         real(record, s)
 
-    monkeypatch.setattr(core.compare, "save_comparison", full_disk)
+    monkeypatch.setattr(core.studio.compare, "save_comparison", full_disk)
     seen: list = []
     consumer = threading.Thread(target=lambda: seen.extend(stream_compare("스테이크 가격?", ["basic"], settings,
                                                                           ctx_factory=factory(settings))), daemon=True)

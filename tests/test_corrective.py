@@ -96,8 +96,8 @@ def test_grades_run_concurrently_not_one_after_another(s):
 
     from scripted import ScriptedChatModel
 
-    from core.context import make_context
-    from core.runner import run
+    from core.run.runner import run
+    from core.runtime.context import make_context
 
     script = Script(crag=crag("incorrect"), web_rewrite={"question": "q"})
     model = ScriptedChatModel(responder=script, latency=0.3)

@@ -13,12 +13,12 @@ from langchain_core.tools import tool
 from langchain_openai.chat_models.base import OpenAIRefusalError
 from scripted import ScriptedChatModel
 
-from core import graders
 from core.config import load_settings
-from core.embedded_grammar import _digit_patterns, schema_to_gbnf
-from core.embedded_llm import N_CTX, EmbeddedChatModel
-from core.models import get_chat_model
-from core.runner import run
+from core.llm import graders
+from core.llm.embedded_grammar import _digit_patterns, schema_to_gbnf
+from core.llm.embedded_llm import N_CTX, EmbeddedChatModel
+from core.llm.models import get_chat_model
+from core.run.runner import run
 
 GEMMA = "gemma-3-270m"
 
@@ -114,7 +114,7 @@ def test_a_cut_off_answer_is_noted_in_the_run_trace(sample_settings):
 
 @pytest.mark.parametrize("cap", [2])
 def test_the_built_in_model_reads_at_most_its_caps(sample_settings, cap):
-    from core.context import make_context
+    from core.runtime.context import make_context
 
     ctx = make_context(sample_settings.with_(k=5, embedded_k=cap, embedded_doc_chars=120))
     docs = ctx.retrieve("restaurant_menu", "스테이크 가격")

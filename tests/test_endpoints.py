@@ -10,7 +10,7 @@ import pytest
 from app_support import app_data, assert_clean, button, open_page  # noqa: F401
 
 from core.config import Settings, with_visitor_endpoints
-from core.models import list_models
+from core.llm.models import list_models
 
 SERVER_KEYS = {"OPENAI_API_KEY": "sk-server-secret", "RAG_COMPAT_API_KEY": "compat-server-secret"}
 

@@ -1,6 +1,6 @@
 """The evaluation scorer on known outputs, and the evaluate loop on a scripted runner."""
 
-from core import evaluate
+from core.studio import evaluate
 
 MENU_ITEM = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "sources": ["restaurant_menu"],
              "facts": ["35,000", "한우 등심"], "answerable": True}
@@ -134,7 +134,7 @@ def test_answered_rate_language_and_step_parse_rate_are_summarised():
 
 
 def test_the_built_in_set_is_a_jsonl_question_set():
-    from core.question_set import BUILTIN, load_question_set
+    from core.studio.question_set import BUILTIN, load_question_set
 
     items = load_question_set()
     assert BUILTIN.suffix == ".jsonl" and len(items) >= 40
@@ -148,7 +148,7 @@ def test_the_built_in_set_is_a_jsonl_question_set():
 
 
 def test_a_limited_run_takes_questions_in_turn_from_every_category():
-    from core.question_set import load_question_set, spread
+    from core.studio.question_set import load_question_set, spread
 
     items = load_question_set()
     categories = list(dict.fromkeys(i["category"] for i in items))
@@ -159,7 +159,7 @@ def test_a_limited_run_takes_questions_in_turn_from_every_category():
 
 
 def test_a_question_set_of_our_own_parses_with_defaults():
-    from core.question_set import parse_question_set, unknown_sources
+    from core.studio.question_set import parse_question_set, unknown_sources
 
     text = ('# bikes\n{"question": "누비라 정기권은?", "sources": ["hanbit_bikes"], "facts": ["5,000원"]}\n\n'
             '{"question": "Who won?", "answerable": false}\n{"question": "안녕?", "sources": []}\n')
@@ -173,7 +173,7 @@ def test_a_question_set_of_our_own_parses_with_defaults():
 def test_broken_question_sets_say_which_line_and_why():
     import pytest
 
-    from core.question_set import QuestionSetError, parse_question_set
+    from core.studio.question_set import QuestionSetError, parse_question_set
 
     cases = {'{"question": "a"}\n{"question": "b"\n': "line 2: not valid JSON",
              '{"sources": ["x"]}': "line 1: 'question' is missing",

@@ -8,15 +8,16 @@ from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
-from core.checkpoint import get_checkpointer
 from core.config import load_settings
-from core.context import make_context
-from core.fork import ForkError, fork
-from core.fork_diff import compare_runs
-from core.fork_store import fork_info, forks_of
-from core.runner import resume, run, thread_history
-from core.steps import turn_steps
-from core.threads import get_registry
+from core.run.runner import resume, run
+from core.runtime.context import make_context
+from core.store.checkpoint import get_checkpointer
+from core.store.fork_store import fork_info, forks_of
+from core.store.history import thread_history
+from core.store.threads import get_registry
+from core.studio.fork import ForkError, fork
+from core.studio.fork_diff import compare_runs
+from core.studio.steps import turn_steps
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 

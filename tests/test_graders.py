@@ -2,7 +2,7 @@
 
 from scripted import ScriptedChatModel
 
-from core import graders
+from core.llm import graders
 
 
 def test_ask_many_reports_progress_once_per_input_even_when_a_retry_follows():

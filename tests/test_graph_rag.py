@@ -7,12 +7,12 @@ import time
 import pytest
 from scripted import ScriptedChatModel
 
-from core import entity_graph as eg
-from core.context import make_context
-from core.knowledge import SAMPLES_DIR, KnowledgeBase
+from core.knowledge import entity_graph as eg
+from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
 from core.patterns import get_pattern
-from core.runner import run
-from core.trace import TERMINATION_REASONS
+from core.run.runner import run
+from core.runtime.context import make_context
+from core.runtime.trace import TERMINATION_REASONS
 
 PAIRING_Q = "시그니처 스테이크에 어울리는 와인은 무엇인가요?"
 
@@ -166,7 +166,7 @@ def test_end_to_end_on_the_embedded_model(sample_settings):
 
 
 def test_a_first_build_streams_its_progress_chunk_by_chunk(wine_settings):
-    from core.runner import stream_run
+    from core.run.runner import stream_run
 
     grader = Extractor(entities=["카스텔로 알바 바롤로"])
     ctx = make_context(wine_settings, llm=ScriptedChatModel(replies=["바롤로"]), grader=grader)

@@ -1,7 +1,7 @@
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from core.knowledge import (
+from core.knowledge.base import (
     SAMPLES_DIR,
     EmbeddingMismatchError,
     KnowledgeBase,

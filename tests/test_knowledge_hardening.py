@@ -12,10 +12,11 @@ from app_support import app_data, assert_clean, open_page  # noqa: F401
 from langchain_core.embeddings import Embeddings
 from pypdf import PdfWriter
 
-import core.knowledge
-from core.__main__ import main
+import core.knowledge.base
+from core.cli.main import main
 from core.config import load_settings
-from core.knowledge import EMBED_BATCH, SAMPLES_DIR, KnowledgeBase, KnowledgeError, load_file
+from core.knowledge.base import EMBED_BATCH, SAMPLES_DIR, KnowledgeBase
+from core.knowledge.loaders import KnowledgeError, load_file
 
 JAPAN_PDF = SAMPLES_DIR / "japan_ict_policy.pdf"
 NOTES = "# 주차\n\n" + "\n\n".join(f"안내 {i}: 지하 {i}층 주차장은 {i}시간 무료입니다." for i in range(40))
@@ -210,7 +211,7 @@ def test_a_store_folder_deleted_while_running_is_recreated(settings):
 
 
 def test_the_app_indexes_its_samples_again_after_the_store_folder_is_deleted(app_data, monkeypatch):
-    monkeypatch.setattr(core.knowledge, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
+    monkeypatch.setattr(core.knowledge.base, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
     at = open_page("pages/9_Knowledge_base.py")
     assert len([e for e in at.expander if e.label.startswith("**")]) == 4
     shutil.rmtree(app_data / "chroma")

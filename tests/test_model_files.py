@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from core.model_files import QWEN_CODER_1_5B, ModelFileError, SplitGGUF, embedded_model
+from core.llm.model_files import QWEN_CODER_1_5B, ModelFileError, SplitGGUF, embedded_model
 
 PARTS = [b"GGUF" + bytes(range(256)) * 40, b"second part " * 3000, b"last"]
 

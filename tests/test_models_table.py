@@ -5,7 +5,7 @@ from helpers import run_script
 from workflow_script import Script
 
 from core.config import PROVIDERS, load_settings
-from core.models import PROVIDER_TABLE, ProviderError, get_chat_model, list_models, model_name
+from core.llm.models import PROVIDER_TABLE, ProviderError, get_chat_model, list_models, model_name
 
 
 def test_the_table_lists_every_provider_once():

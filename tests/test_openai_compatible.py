@@ -15,13 +15,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from core import graders
 from core.config import load_settings
-from core.models import check, get_chat_model
+from core.llm import graders
+from core.llm.models import check, get_chat_model
+from core.llm.structured import TOOLS_IGNORED, endpoint, forget_endpoints
 from core.patterns import pattern_ids
-from core.runner import run
-from core.structured import TOOLS_IGNORED, endpoint, forget_endpoints
-from core.trace import TERMINATION_REASONS
+from core.run.runner import run
+from core.runtime.trace import TERMINATION_REASONS
 
 ALIAS = "gemma-3-270m-server"
 MENU_QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
@@ -31,7 +31,7 @@ POLICY_QUESTION = "일본의 디지털 정책에서 AI 관련 내용은 무엇�
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """The real server on a free port; stopped (terminate, then kill) when the module is done."""
-    from core.model_files import gemma_270m_path
+    from core.llm.model_files import gemma_270m_path
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -1,4 +1,4 @@
-"""What a run can claim (core.outcome), trace cells in words (core.trace), the focused diagram, Korean messages."""
+"""What a run can claim (core.run.outcome), trace cells in words (core.runtime.trace), the focused diagram, Korean messages."""
 
 import ast
 import re
@@ -9,9 +9,9 @@ from helpers import run_script
 from langchain_core.messages import AIMessage
 from workflow_script import Script
 
-from core.diagram import focused, run_variant
-from core.outcome import check_citations, outcome, summary
-from core.trace import budgets, target_text
+from core.run.outcome import check_citations, outcome, summary
+from core.runtime.trace import budgets, target_text
+from core.studio.diagram import focused, run_variant
 from ui.i18n_trace import to_korean
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -75,9 +75,9 @@ def test_trace_targets_and_budgets_read_as_words():
 
 
 def test_the_adaptive_diagram_keeps_one_variant_and_review_only_when_asked(settings):
-    from core.context import make_context
-    from core.diagram import pattern_mermaid
     from core.patterns import get_pattern
+    from core.runtime.context import make_context
+    from core.studio.diagram import pattern_mermaid
 
     full = pattern_mermaid(get_pattern("adaptive"), make_context(settings))
     assert "classify_complexity" in full and "route_question" in full and "review_documents" in full

@@ -3,8 +3,8 @@
 import pytest
 from scripted import ScriptedChatModel
 
-from core.context import make_context
 from core.patterns import all_patterns, compile_pattern, pattern_ids
+from core.runtime.context import make_context
 
 
 @pytest.mark.parametrize("pattern_id", pattern_ids())

@@ -14,7 +14,7 @@ from langchain_core.tools import tool
 from pydantic import BaseModel, Field
 
 from core.config import load_settings
-from core.models import check, get_chat_model
+from core.llm.models import check, get_chat_model
 
 EMBEDDED = ["gemma-3-270m", "qwen2.5-coder-1.5b-instruct"]
 CASES = [("embedded", name) for name in EMBEDDED] + [

@@ -4,12 +4,12 @@ import pytest
 from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
 
-from core.context import make_context
+from core.knowledge.web_search import WebResult
 from core.patterns import get_pattern
 from core.patterns.react import parse_step
-from core.runner import resume, run
-from core.trace import TERMINATION_REASONS
-from core.web_search import WebResult
+from core.run.runner import resume, run
+from core.runtime.context import make_context
+from core.runtime.trace import TERMINATION_REASONS
 
 COMPARE_Q = "미국과 일본의 반도체 정책을 비교해 주세요."
 

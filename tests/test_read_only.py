@@ -4,12 +4,12 @@ import pytest
 from app_support import app_data, assert_clean, open_page  # noqa: F401
 from test_knowledge_hardening import HashEmbeddings
 
-import core.knowledge
-from core.__main__ import main
+import core.knowledge.base
+from core.cli.main import main
 from core.config import ReadOnlyError, load_settings, with_visitor_embedder, with_visitor_endpoints
-from core.knowledge import KnowledgeBase
-from core.sources import get_source, update_source
-from core.threads import get_registry
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.sources import get_source, update_source
+from core.store.threads import get_registry
 
 HIJACK = "![x](http://127.0.0.1:9/pixel.png) **Hijacked**"
 
@@ -40,7 +40,7 @@ def test_the_cli_cannot_change_a_collection_in_read_only_mode(notes, monkeypatch
     writable, _ = notes
     monkeypatch.setenv("RAG_READ_ONLY", "true")
     data = writable.settings.data_dir
-    monkeypatch.setattr(core.knowledge, "get_embeddings", lambda settings: HashEmbeddings())
+    monkeypatch.setattr(core.knowledge.base, "get_embeddings", lambda settings: HashEmbeddings())
     assert main(["--data-dir", data, "collections", "--set", "notes", "--enabled", "off", "--name", "pwned"]) == 2
     assert "read-only mode (RAG_READ_ONLY)" in capsys.readouterr().err
     # --save would write the draft: refused before any model is asked
@@ -71,7 +71,7 @@ def test_a_display_name_is_shown_as_plain_text_in_the_collection_list(app_data):
 
 
 def test_a_stale_sample_is_not_rebuilt_in_read_only_mode(tmp_path, monkeypatch):
-    monkeypatch.setattr(core.knowledge, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
+    monkeypatch.setattr(core.knowledge.base, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
     data = str(tmp_path / "data")
     KnowledgeBase(load_settings(data_dir=data), HashEmbeddings()).ensure_samples()
     other = KnowledgeBase(load_settings(data_dir=data, read_only=True), HashEmbeddings(model_id="ollama:bge-m3"))
@@ -81,14 +81,14 @@ def test_a_stale_sample_is_not_rebuilt_in_read_only_mode(tmp_path, monkeypatch):
 
 
 def test_an_embedder_that_fails_leaves_the_sample_collection_whole(tmp_path, monkeypatch):
-    monkeypatch.setattr(core.knowledge, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
+    monkeypatch.setattr(core.knowledge.base, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
     data = str(tmp_path / "data")
     first = KnowledgeBase(load_settings(data_dir=data), HashEmbeddings())
     first.ensure_samples()
     update_source(first, "restaurant_wine", description="Our wines.")
     chunks = first.info("restaurant_wine")["chunks"]
     down = KnowledgeBase(load_settings(data_dir=data), HashEmbeddings(fail_after=0, model_id="ollama:bge-m3"))
-    with pytest.raises(core.knowledge.KnowledgeError):
+    with pytest.raises(core.knowledge.base.KnowledgeError):
         down.ensure_samples()
     info = first.info("restaurant_wine")
     assert (info["chunks"], info["embedding_model"]) == (chunks, "test:hash")
@@ -136,7 +136,7 @@ def test_core_refuses_thread_rename_delete_and_prune_in_read_only_mode(tmp_path,
     with pytest.raises(ReadOnlyError, match="read-only mode"):
         registry.delete("t-1")
     assert registry.get("t-1")["title"] == "주차 질문"
-    from core.checkpoint import prune
+    from core.store.checkpoint import prune
 
     with pytest.raises(ReadOnlyError, match="read-only mode"):
         prune(load_settings(data_dir=data, read_only=True), keep_last=1)

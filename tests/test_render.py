@@ -7,10 +7,10 @@ from langchain_core.documents import Document
 from markdown_it import MarkdownIt
 from scripted import ScriptedChatModel
 
-from core import graders
+from core.llm import graders
+from core.patterns.tools import format_labelled
 from core.prompts import escape_fences, fence, format_documents
-from core.render import plain_markdown, safe_markdown, source_links
-from core.tools import format_labelled
+from core.studio.render import plain_markdown, safe_markdown, source_links
 
 SOURCE = "https://example.org/menu"
 PARSER = MarkdownIt("commonmark")
@@ -108,7 +108,7 @@ def test_strip_grading_fences_each_sentence():
 
 
 def test_markdown_exports_carry_no_image_or_foreign_link():
-    from core.export import comparison_to_markdown, to_markdown
+    from core.studio.export import comparison_to_markdown, to_markdown
 
     pixel = "![p](http://attacker.example/p.png)"
     result = {"pattern": "basic", "thread_id": "t1", "question": f"Q {pixel}", "answer": f"A {pixel} [web](https://example.org/menu)",

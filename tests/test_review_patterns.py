@@ -6,13 +6,13 @@ from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
 from workflow_script import Script, role_of
 
-from core import entity_graph as eg
-from core.context import make_context
-from core.history import thread_history
-from core.knowledge import SAMPLES_DIR, KnowledgeBase
+from core.knowledge import entity_graph as eg
+from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
 from core.prompts import agents as A
 from core.prompts import answer_request
-from core.runner import resume, run
+from core.run.runner import resume, run
+from core.runtime.context import make_context
+from core.store.history import thread_history
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 PASTA = "트러플 크림 파스타 가격은 얼마인가요?"

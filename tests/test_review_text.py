@@ -9,10 +9,11 @@ from helpers import LONG_CHUNK_END, add_long_menu_chunk
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
-import core.models
-from core.__main__ import main
+import core.llm.models
+from core.cli.main import main
 from core.config import load_settings
-from core.runner import pending_reviews, resume
+from core.run.runner import resume
+from core.store.history import pending_reviews
 
 ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."
 
@@ -29,7 +30,7 @@ def test_the_cli_review_shows_each_document_whole_and_the_model_reads_exactly_th
     long_text = add_long_menu_chunk(data_settings, tmp_path)
     script = Script(router={"route": "restaurant_menu"}, answer=ANSWER)
     model = ScriptedChatModel(responder=script)
-    monkeypatch.setattr(core.models, "get_chat_model", lambda settings, role="main": model)
+    monkeypatch.setattr(core.llm.models, "get_chat_model", lambda settings, role="main": model)
     code = main(["--data-dir", str(data_settings.data_path), "ask", "--pattern", "adaptive", "--review",
                  "스테이크 메뉴의 가격은 얼마인가요?"])
     printed = capsys.readouterr().out

@@ -16,11 +16,12 @@ from processes import child, dead_pid, kill, read_until
 from scripted import ScriptedChatModel
 from workflow_script import Script, role_of
 
-from core.checkpoint import pending_interrupts
 from core.config import load_settings
-from core.context import make_context
-from core.runner import RunInputError, resume, run, stream_run, thread_history
-from core.threads import ThreadRegistry, get_registry
+from core.run.runner import RunInputError, resume, run, stream_run
+from core.runtime.context import make_context
+from core.store.checkpoint import pending_interrupts
+from core.store.history import thread_history
+from core.store.threads import ThreadRegistry, get_registry
 
 ANSWERS = ["첫 번째 답입니다 [1].", "두 번째 답입니다 [1].", "세 번째 답입니다 [1]."]
 
@@ -237,7 +238,7 @@ def test_two_reviewers_resuming_at_once_one_is_told_it_is_already_being_resumed(
 def test_claims_from_two_registries_on_one_file_have_one_winner(data_settings):
     """Two processes share threads.sqlite: the check and the claim are one statement, so one wins."""
     thread_id = paused(data_settings)
-    from core.threads import ThreadBusyError
+    from core.store.threads import ThreadBusyError
 
     app, cli = ThreadRegistry(data_settings.data_path), ThreadRegistry(data_settings.data_path)
     outcomes = []

@@ -3,9 +3,10 @@
 import pytest
 from scripted import ScriptedChatModel
 
-from core.context import make_context
-from core.runner import RunInputError, run, stream_run, thread_history
-from core.threads import get_registry
+from core.run.runner import RunInputError, run, stream_run
+from core.runtime.context import make_context
+from core.store.history import thread_history
+from core.store.threads import get_registry
 
 
 def _ctx(settings, *replies):

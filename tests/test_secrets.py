@@ -7,9 +7,9 @@ from helpers import web_ok
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
-from core.context import make_context
-from core.knowledge import SAMPLES_DIR, KnowledgeBase
-from core.runner import resume, run
+from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
+from core.run.runner import resume, run
+from core.runtime.context import make_context
 
 SECRETS = ("sk-test-SECRET-123", "tvly-SECRET-456", "compat-SECRET-789")
 
@@ -59,8 +59,8 @@ def test_keys_are_stripped_however_they_arrive(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("text", LEAKS)
 def test_an_error_text_is_shown_without_the_key_in_any_form(settings, text):
-    from core.export import to_json, to_markdown
-    from core.models import friendly_error
+    from core.llm.models import friendly_error
+    from core.studio.export import to_json, to_markdown
 
     settings = settings.with_(tavily_api_key=KEY + "\n")
     shown = friendly_error(RuntimeError(text), settings)
@@ -76,8 +76,8 @@ def test_a_key_in_a_web_search_error_reaches_no_answer_trace_database_or_export(
     from helpers import run_script
     from workflow_script import Script
 
-    from core.export import to_json, to_markdown
-    from core.web_search import web_search
+    from core.knowledge.web_search import web_search
+    from core.studio.export import to_json, to_markdown
 
     settings = settings.with_(tavily_api_key=KEY + "\n", k=2)
     KnowledgeBase(settings).ingest([SAMPLES_DIR / "restaurant_menu.md"], "restaurant_menu")

@@ -16,15 +16,11 @@ from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
 from workflow_script import Script
 
-from core import entity_graph as eg
 from core import prompts
 from core.config import load_settings
-from core.context import make_context
-from core.knowledge import SAMPLE_COLLECTIONS, KnowledgeBase
-from core.patterns import get_pattern
-from core.prompts import agents, workflow
-from core.runner import run
-from core.sources import (
+from core.knowledge import entity_graph as eg
+from core.knowledge.base import SAMPLE_COLLECTIONS, KnowledgeBase
+from core.knowledge.sources import (
     Source,
     SourceError,
     active_sources,
@@ -35,6 +31,10 @@ from core.sources import (
     tool_names,
     update_source,
 )
+from core.patterns import get_pattern
+from core.prompts import agents, workflow
+from core.run.runner import run
+from core.runtime.context import make_context
 
 CORPORA = Path(__file__).resolve().parent / "corpora"
 BIKES, BEES = "hanbit_bikes", "apiary_handbook"

@@ -19,14 +19,14 @@ from app_support import HAPPY_ANSWER, happy_script
 from processes import child, kill, read_until
 from scripted import ScriptedChatModel
 
-from core.checkpoint import get_checkpointer, pending_interrupts, prune
-from core.context import make_context
-from core.history import thread_history
-from core.knowledge import SAMPLES_DIR, KnowledgeBase
-from core.migrate import migrate
-from core.runner import resume, run
-from core.steps import chain, open_graph
-from core.threads import ThreadBusyError, ThreadRegistry, get_registry
+from core.cli.migrate import migrate
+from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
+from core.run.runner import resume, run
+from core.runtime.context import make_context
+from core.store.checkpoint import get_checkpointer, pending_interrupts, prune
+from core.store.history import thread_history
+from core.store.threads import ThreadBusyError, ThreadRegistry, get_registry
+from core.studio.steps import chain, open_graph
 
 pytestmark = pytest.mark.teams
 TESTS = Path(__file__).resolve().parent
@@ -203,8 +203,8 @@ def test_a_review_paused_by_a_process_killed_before_it_recorded_the_pause_is_res
 
 def test_migrate_copies_a_single_user_directory_once_and_the_paused_review_resumes(
         sample_data_dir, tmp_path, database_url, chroma_url):
-    from core.compare import list_comparisons, save_comparison
     from core.config import load_settings
+    from core.studio.compare import list_comparisons, save_comparison
 
     local = load_settings(data_dir=str(tmp_path / "local"), provider="embedded", k=2)
     shutil.copytree(sample_data_dir / "chroma", tmp_path / "local" / "chroma")  # a single user's indexed samples
@@ -266,7 +266,7 @@ def test_the_knowledge_base_ingests_and_searches_on_the_chroma_server(team_setti
 
 
 def test_doctor_reports_each_back_end_and_hides_the_password(team_settings):
-    from core.backends import report
+    from core.cli.backends import report
 
     lines = [b.line() for b in report(team_settings)]
     assert all(": ok - " in line for line in lines), lines

@@ -4,7 +4,7 @@ import sqlite3
 
 import pytest
 
-from core.threads import ThreadRegistry
+from core.store.threads import ThreadRegistry
 
 
 def test_origin_filters_and_unknown_origins_are_refused(tmp_path):

@@ -1,5 +1,5 @@
 from core.config import Settings
-from core.web_search import MAX_QUERY_CHARS, shorten_query, web_search
+from core.knowledge.web_search import MAX_QUERY_CHARS, shorten_query, web_search
 
 
 class StubTavily:

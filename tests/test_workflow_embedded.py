@@ -10,8 +10,8 @@ import pytest
 from test_cli import _cli
 
 from core.patterns import get_pattern
-from core.runner import run
-from core.trace import TERMINATION_REASONS
+from core.run.runner import run
+from core.runtime.trace import TERMINATION_REASONS
 
 
 @pytest.mark.parametrize("pattern_id", ["adaptive", "self_rag", "corrective"])

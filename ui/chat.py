@@ -6,9 +6,10 @@ import streamlit as st
 
 from core.config import Settings
 from core.patterns import Pattern, get_pattern
-from core.render import safe_markdown, source_links
-from core.runner import RunInputError, stream_run, thread_history
-from core.threads import get_registry
+from core.run.runner import RunInputError, stream_run
+from core.store.history import thread_history
+from core.store.threads import get_registry
+from core.studio.render import safe_markdown, source_links
 from ui.i18n import core_text, pattern_description, t
 from ui.live import run_live
 from ui.nav import linked_thread_notice

@@ -14,17 +14,17 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from core.compare import is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
 from core.config import Settings
-from core.export import comparison_to_json, comparison_to_markdown
 from core.patterns import pattern_ids
-from core.render import plain_markdown, safe_markdown, source_links
-from core.runner import RunInputError, check_question
+from core.run.runner import RunInputError, check_question
+from core.studio.compare import is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
+from core.studio.export import comparison_to_json, comparison_to_markdown
+from core.studio.render import plain_markdown, safe_markdown, source_links
+from ui.answer_checks import answer_checks
 from ui.graph_view import graph_diagram
 from ui.i18n import t, termination_label
 from ui.live import REDRAW_SECONDS, describe, progress_label
 from ui.pages import page_for, pattern_title, slow_patterns
-from ui.result_view import answer_checks
 from ui.sidebar import sidebar
 from ui.sources import sources_panel
 from ui.state import bound, ensure_samples

@@ -7,10 +7,10 @@ import pandas as pd
 import streamlit as st
 
 from core.config import Settings
-from core.evaluate import evaluate, save, saved_reports
 from core.patterns import pattern_ids
-from core.question_set import BUILTIN, QuestionSetError, load_question_set, parse_question_set, spread, unknown_sources
-from core.render import plain_markdown
+from core.studio.evaluate import evaluate, save, saved_reports
+from core.studio.question_set import BUILTIN, QuestionSetError, load_question_set, parse_question_set, spread, unknown_sources
+from core.studio.render import plain_markdown
 from ui.i18n import t
 from ui.pages import pattern_title
 from ui.sidebar import sidebar
@@ -190,7 +190,7 @@ def _start(settings: Settings, state: dict) -> None:
     if chosen_set is None:
         return
     set_name, items = chosen_set
-    from core.knowledge import KnowledgeBase
+    from core.knowledge.base import KnowledgeBase
 
     try:
         missing = unknown_sources(items, KnowledgeBase(settings).names())

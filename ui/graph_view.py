@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.diagram import REVIEW_PREFIX, focused, highlight, pattern_mermaid, run_variant
-from core.render import plain_markdown
+from core.studio.diagram import REVIEW_PREFIX, focused, highlight, pattern_mermaid, run_variant
+from core.studio.render import plain_markdown
 from ui.i18n import t
 
 
@@ -13,8 +13,8 @@ from ui.i18n import t
 def mermaid_text(pattern_id: str) -> str:
     """The diagram of a pattern; the graph is compiled but no model is called, so this is cheap."""
     from core.config import load_settings
-    from core.context import make_context
     from core.patterns import get_pattern
+    from core.runtime.context import make_context
 
     # embedded models and embeddings: drawing must not need a key or a reachable server
     settings = load_settings(provider="embedded", grader_model="", embedding_provider="embedded")

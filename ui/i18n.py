@@ -320,7 +320,7 @@ def pattern_description(pattern) -> str:
 
 
 def outcome_text(status: str) -> str:
-    from core.outcome import outcome_label
+    from core.run.outcome import outcome_label
     from ui.i18n_trace import OUTCOMES_KO
 
     return OUTCOMES_KO.get(status, outcome_label(status)) if current_language() == "ko" else outcome_label(status)
@@ -331,7 +331,7 @@ def kind_label(kind: str) -> str:
 
 
 def termination_label(reason: str) -> str:
-    from core.trace import TERMINATION_REASONS
+    from core.runtime.trace import TERMINATION_REASONS
 
     if current_language() == "ko" and reason in TERMINATION_KO:
         return TERMINATION_KO[reason]

@@ -6,9 +6,10 @@ import pandas as pd
 import streamlit as st
 
 from core.config import DEFAULT_EMBEDDING_MODELS, EMBEDDING_PROVIDERS, Settings, with_visitor_embedder
-from core.knowledge import RESERVED, KnowledgeBase, KnowledgeError, valid_collection_name
-from core.render import plain_markdown
-from core.sources import SourceError, get_source, suggest_description, update_source
+from core.knowledge.base import RESERVED, KnowledgeBase, valid_collection_name
+from core.knowledge.loaders import KnowledgeError
+from core.knowledge.sources import SourceError, get_source, suggest_description, update_source
+from core.studio.render import plain_markdown
 from ui.i18n import t
 from ui.sidebar import sidebar
 from ui.state import SECRET_KEYS, ensure_samples, prefs
@@ -137,7 +138,7 @@ def _describe(kb: KnowledgeBase, name: str, settings: Settings) -> None:
     enabled = st.toggle(t("enabled"), value=source.enabled, key=f"kb_enabled_{name}")
     left, right = st.columns(2)
     if left.button(t("suggest"), key=f"kb_suggest_{name}", icon="✨"):
-        from core.models import get_chat_model
+        from core.llm.models import get_chat_model
 
         try:
             with st.spinner(t("suggest")):

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import streamlit as st
 
-from core.outcome import outcome
-from core.render import plain_markdown, safe_markdown
+from core.run.outcome import outcome
+from core.studio.render import plain_markdown, safe_markdown
 from ui.i18n import STRINGS, outcome_text, t
 from ui.trace_panel import cell
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from core.config import Settings
 from core.patterns import all_patterns
-from core.threads import get_registry
+from core.store.threads import get_registry
 from ui.i18n import t
 from ui.pages import page_for, pattern_title, tool_page
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.render import safe_markdown, source_links
-from core.runner import pending_reviews
+from core.store.history import pending_reviews
+from core.studio.render import safe_markdown, source_links
 from ui.i18n import t, termination_label
 from ui.pages import page_for, pattern_title
 from ui.result_view import result_details

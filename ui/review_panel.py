@@ -8,8 +8,8 @@ import json
 import streamlit as st
 
 from core.config import Settings
-from core.render import plain_markdown, safe_markdown
-from core.runner import RunInputError, stream_run
+from core.run.runner import RunInputError, stream_run
+from core.studio.render import plain_markdown, safe_markdown
 from ui.i18n import t
 from ui.live import run_live
 

@@ -6,13 +6,13 @@ import time
 
 import streamlit as st
 
-from core.checkpoint import get_checkpointer
 from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings, load_settings
-from core.models import check, list_models, model_name
+from core.llm.models import check, list_models, model_name
 from core.patterns import get_pattern
-from core.render import safe_markdown
 from core.secrets import PROVIDER_KEY_FIELDS
-from core.threads import get_registry
+from core.store.checkpoint import get_checkpointer
+from core.store.threads import get_registry
+from core.studio.render import safe_markdown
 from ui.access import require_access
 from ui.i18n import LANGUAGES, t
 from ui.nav import nav_links
@@ -124,8 +124,8 @@ def _run_options(p: dict, pattern_id: str | None) -> dict:
 
 def _sources(p: dict, pattern_id: str) -> list[str] | None:
     """The page's sources multiselect (default: every enabled collection); None = all of them."""
-    from core.knowledge import KnowledgeBase
-    from core.sources import active_sources
+    from core.knowledge.base import KnowledgeBase
+    from core.knowledge.sources import active_sources
 
     try:
         sources = active_sources(KnowledgeBase(current_settings()))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.render import plain_markdown, safe_markdown
+from core.studio.render import plain_markdown, safe_markdown
 from ui.i18n import t
 
 

@@ -13,10 +13,10 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_embedder, with_visitor_endpoints
-from core.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
-from core.render import plain_markdown
+from core.llm.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
 from core.secrets import PROVIDER_KEY_FIELDS, secret_values
-from core.threads import get_registry
+from core.store.threads import get_registry
+from core.studio.render import plain_markdown
 from ui.i18n import default_language, t
 
 SETTING_KEYS = ("provider", "temperature", "max_tokens", "grader_model", "k", "max_rewrites", "max_generations",
@@ -146,7 +146,7 @@ def _indexed() -> tuple[set, threading.Lock]:
 
 def ensure_samples(settings: Settings) -> bool:
     """Index the shipped sample corpora on first use, with a progress bar; False (and a message) on failure."""
-    from core.knowledge import KnowledgeBase, store_generation
+    from core.knowledge.base import KnowledgeBase, store_generation
 
     # a store folder deleted while the app runs is recreated empty: its samples are indexed again
     key = (settings.chroma_url or str(settings.data_path.resolve()), settings.embedding_provider, settings.embedding_model,
@@ -173,7 +173,7 @@ def ensure_samples(settings: Settings) -> bool:
 
 def ensure_model(settings: Settings) -> bool:
     """Assemble the built-in model's file on first use (1.1 GB, once per machine) with a progress bar."""
-    from core.models import model_name, prepare_model
+    from core.llm.models import model_name, prepare_model
 
     if settings.provider != "embedded":
         return True
@@ -199,7 +199,7 @@ def ensure_model(settings: Settings) -> bool:
 
 def embedded_notice(settings: Settings) -> str:
     """The notice about the built-in model that is in use."""
-    from core.models import model_name
+    from core.llm.models import model_name
 
     name = model_name(settings, "embedded")
     return t("embedded_notice", model=name, about=t("about_gemma" if name.startswith("gemma") else "about_qwen"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.export import TRACE_COLUMNS
-from core.render import plain_markdown
-from core.trace import budgets, other_counters, target_text
+from core.runtime.trace import budgets, other_counters, target_text
+from core.studio.export import TRACE_COLUMNS
+from core.studio.render import plain_markdown
 from ui.i18n import core_text, kind_label, t, termination_label
 
 

@@ -8,12 +8,13 @@ import pandas as pd
 import streamlit as st
 
 from core.config import Settings
-from core.diagram import highlight_pair
-from core.fork import ForkError, stream_fork
-from core.fork_diff import compare_runs
-from core.fork_store import forks_of
-from core.render import plain_markdown, safe_markdown, source_links
-from core.steps import StepsError, locate_turn, turn_steps
+from core.store.fork_store import forks_of
+from core.studio.diagram import highlight_pair
+from core.studio.fork import ForkError, stream_fork
+from core.studio.fork_diff import compare_runs
+from core.studio.render import plain_markdown, safe_markdown, source_links
+from core.studio.steps import StepsError, locate_turn, turn_steps
+from ui.answer_checks import answer_checks
 from ui.graph_view import mermaid_text
 from ui.i18n import STRINGS, t
 from ui.live import run_live
@@ -235,8 +236,6 @@ def _column(original: dict, fork: dict | None, pattern: str) -> None:
     if fork is not None and fork["forked_from"]["replay"]:
         same = diff["same"]
         st.badge(t("wi_same" if same else "wi_differs"), icon="✅" if same else "🎲", color="green" if same else "orange")
-    from ui.result_view import answer_checks  # result_view shows this panel: imported late
-
     answer_checks(run)
     st.markdown(safe_markdown(run.get("answer") or run.get("error") or run.get("termination_message") or "",
                               source_links(run)))  # model text: no images, links only to the run's sources

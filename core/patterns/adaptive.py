@@ -1,6 +1,6 @@
 """Adaptive RAG: route each question to one of the run's sources, the web or a direct answer.
 
-The routes are generated from the sources (core.sources): the router's schema is an enum of the
+The routes are generated from the sources (core.knowledge.sources): the router's schema is an enum of the
 enabled collection ids plus ``web`` and ``direct``, and its prompt lists each description. With
 more than ``MAX_OFFERED`` sources the router sees only those whose descriptions are closest to
 the question (embedding similarity), and the trace says which.
@@ -17,8 +17,8 @@ from typing import Annotated, Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from core import graders
-from core.context import RunContext
+from core.knowledge.sources import MAX_OFFERED, closest
+from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
     BaseState,
@@ -35,8 +35,8 @@ from core.patterns.common import (
 )
 from core.prompts import answer_request, escape_fences
 from core.prompts import workflow as P
-from core.sources import MAX_OFFERED, closest
-from core.trace import add_or_reset, event, stop
+from core.runtime.context import RunContext
+from core.runtime.trace import add_or_reset, event, stop
 
 MAX_SUB_QUESTIONS = 3
 

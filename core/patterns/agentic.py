@@ -16,14 +16,11 @@ from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
-from core import graders
-from core.citations import format_labelled, label_sources, source_label, verify_citations
-from core.context import RunContext
+from core.knowledge.citations import format_labelled, label_sources, source_label, verify_citations
+from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import BaseState, final, make_contextualize, make_review_documents, run_sources, say
-from core.prompts import agents as P
-from core.prompts import answer_request
-from core.tools import (
+from core.patterns.tools import (
     MAX_TOOL_CALLS,
     action_event,
     bind_agent_tools,
@@ -36,7 +33,10 @@ from core.tools import (
     search_documents_tool,
     tools_event,
 )
-from core.trace import doc_ref, event, stop
+from core.prompts import agents as P
+from core.prompts import answer_request
+from core.runtime.context import RunContext
+from core.runtime.trace import doc_ref, event, stop
 
 HISTORY_MESSAGES = 6  # earlier conversation the agent sees, to answer follow-ups already answered
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from langgraph.graph import END, START, StateGraph
 
-from core.context import RunContext
 from core.patterns import Pattern
 from core.patterns.common import (
     BaseState,
@@ -19,7 +18,8 @@ from core.patterns.common import (
     run_sources,
     search_collections,
 )
-from core.trace import stop
+from core.runtime.context import RunContext
+from core.runtime.trace import stop
 
 
 def build(ctx: RunContext) -> StateGraph:

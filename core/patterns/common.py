@@ -11,12 +11,12 @@ from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
 
 from core import prompts
-from core.citations import sources_from
-from core.context import RunContext
+from core.knowledge.citations import sources_from
+from core.knowledge.sources import Source, active_sources
 from core.prompts import is_korean
-from core.review import document_review, kept_documents, normalise_decision
-from core.sources import Source, active_sources
-from core.trace import add_or_reset, doc_ref, event, stop
+from core.runtime.context import RunContext
+from core.runtime.review import document_review, kept_documents, normalise_decision
+from core.runtime.trace import add_or_reset, doc_ref, event, stop
 
 
 class BaseState(TypedDict, total=False):

@@ -15,8 +15,7 @@ from typing import Literal
 from langchain_core.documents import Document
 from langgraph.graph import END, START, StateGraph
 
-from core import graders
-from core.context import RunContext
+from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
     BaseState,
@@ -30,7 +29,8 @@ from core.patterns.common import (
     search_collections,
 )
 from core.prompts import workflow as P
-from core.trace import doc_ref, event, stop
+from core.runtime.context import RunContext
+from core.runtime.trace import doc_ref, event, stop
 
 MAX_STRIPS_PER_DOC = 12  # bounds the refinement calls: a chunk rarely holds more sentences
 

@@ -15,14 +15,14 @@ from typing import Literal
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
-from core import entity_graph as eg
-from core import graders
-from core.context import RunContext
+from core.knowledge import entity_graph as eg
+from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import BaseState, answer_directly, final, make_contextualize, make_review_documents, run_sources, say
 from core.prompts import agents as P
 from core.prompts import answer_request, escape_fences
-from core.trace import event, progress_reporter, stop
+from core.runtime.context import RunContext
+from core.runtime.trace import event, progress_reporter, stop
 
 HOPS = 2
 MAX_RELATIONS = 30

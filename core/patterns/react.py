@@ -17,14 +17,11 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
-from core.citations import label_sources
-from core.context import RunContext
+from core.knowledge.citations import label_sources
 from core.patterns import Pattern
 from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, run_sources, say
-from core.prompts import agents as P
-from core.prompts import language_name
-from core.tool_review import make_review_tool_calls
-from core.tools import (
+from core.patterns.tool_review import make_review_tool_calls
+from core.patterns.tools import (
     AgentTool,
     ToolRun,
     action_event,
@@ -39,7 +36,10 @@ from core.tools import (
     thought_event,
     tools_event,
 )
-from core.trace import event, stop
+from core.prompts import agents as P
+from core.prompts import language_name
+from core.runtime.context import RunContext
+from core.runtime.trace import event, stop
 
 RECENT_OBSERVATIONS = 2  # shown whole; older ones are shortened to keep a small model's context small
 

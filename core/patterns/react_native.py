@@ -12,13 +12,11 @@ from typing import Literal
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import StateGraph
 
-from core.context import RunContext
 from core.patterns import Pattern
 from core.patterns.common import BaseState
 from core.patterns.react import after_step, make_tools_of, wire_react_loop
-from core.prompts import agents as P
-from core.tool_review import make_review_tool_calls
-from core.tools import (
+from core.patterns.tool_review import make_review_tool_calls
+from core.patterns.tools import (
     action_event,
     bind_agent_tools,
     cap_calls,
@@ -28,6 +26,8 @@ from core.tools import (
     tools_event,
     with_calls,
 )
+from core.prompts import agents as P
+from core.runtime.context import RunContext
 
 
 class ReactNativeState(BaseState, total=False):

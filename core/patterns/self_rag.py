@@ -16,8 +16,8 @@ from langchain_core.documents import Document
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from core import graders
-from core.context import RunContext
+from core.knowledge.sources import MAX_OFFERED, closest
+from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
     BaseState,
@@ -32,8 +32,8 @@ from core.patterns.common import (
     search_web,
 )
 from core.prompts import workflow as P
-from core.sources import MAX_OFFERED, closest
-from core.trace import add_or_reset, doc_ref, event, stop
+from core.runtime.context import RunContext
+from core.runtime.trace import add_or_reset, doc_ref, event, stop
 
 # The usefulness score that accepts: 4 ("answers with small gaps") and 5, as the grader prompt defines
 # "useful". Accepting only 5 sent Qwen's exact "₩35,000입니다 [1]" (scored 4 three times) through every

@@ -1,0 +1,1 @@
+"""Chroma collections, loaders, sources (collections as the patterns see them), entity graphs, web search, citations."""

@@ -1,0 +1,281 @@
+"""A LangChain chat model over an in-process llama.cpp model (Qwen2.5-Coder 1.5B Instruct by default).
+
+Why our own adapter: the community ChatLlamaCpp is deprecated and returned empty text. This one
+uses the GGUF's own chat template when the file has one (``create_chat_completion``; Qwen has one).
+The packaged Gemma 3 270M GGUF has none, and its weights do not follow Gemma's turn markers (it
+echoes them: checked by hand), so for such files the conversation is rendered as a plain
+"User: / Assistant:" transcript that the model continues. Structured output and tool calls are
+decoded under a grammar built from the JSON schema (number bounds included), so even a tiny model
+returns parseable, in-range JSON. Each reply's ``response_metadata`` says which model ran, why it
+stopped (``finish_reason``: ``length`` when the token limit cut it off) and how many prompt tokens
+came from llama.cpp's prefix cache.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import threading
+import time
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import RunnableLambda
+from langchain_core.utils.function_calling import convert_to_json_schema, convert_to_openai_tool
+from pydantic import BaseModel
+
+from core.config import DEFAULT_CHAT_MODELS, default_cache_dir
+from core.llm.embedded_prompt import (
+    TRANSCRIPT_STOP,
+    message_text,
+    to_chat_messages,
+    to_transcript,
+    tool_call_schema,
+    tool_instructions,
+)
+from core.llm.model_files import Progress, embedded_model
+from core.llm.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
+
+N_CTX = 8192
+_llama_lock = threading.RLock()  # llama.cpp contexts are not re-entrant: one call at a time
+_llama_cache: dict[str, Any] = {}
+LOAD_SECONDS: dict[str, float] = {}
+
+
+class ContextOverflowError(RuntimeError):
+    """The prompt does not fit the model's context window."""
+
+
+def embedded_model_path(name: str = "", cache_dir: Path | None = None, progress: Progress | None = None) -> Path:
+    """The GGUF of an embedded model (default: the provider's default), assembled and checked once."""
+    model = embedded_model(name or DEFAULT_CHAT_MODELS["embedded"])
+    return model.locate(cache_dir or default_cache_dir(), progress)
+
+
+@atexit.register
+def _close_models() -> None:
+    """Free the models before interpreter teardown; llama.cpp's __del__ fails once modules are gone."""
+    for llama in _llama_cache.values():
+        close = getattr(llama, "close", None)
+        if close:
+            close()
+    _llama_cache.clear()
+
+
+def get_llama(path: Path | None = None):
+    """The process-wide llama.cpp model of that file; loaded on first use, kept (and its prefix cache warm)."""
+    with _llama_lock:
+        path = path or embedded_model_path()
+        key = str(path)
+        if key not in _llama_cache:
+            from llama_cpp import Llama
+
+            start = time.perf_counter()
+            _llama_cache[key] = Llama(model_path=key, n_ctx=N_CTX, n_threads=2, verbose=False)
+            LOAD_SECONDS[key] = time.perf_counter() - start
+        return _llama_cache[key]
+
+
+@lru_cache(maxsize=64)
+def _grammar(schema_json: str):
+    from llama_cpp import LlamaGrammar
+
+    from core.llm.embedded_grammar import schema_to_gbnf
+
+    return LlamaGrammar.from_string(schema_to_gbnf(json.loads(schema_json)), verbose=False)
+
+
+class _Perf:
+    """Prompt tokens evaluated vs. taken from the prefix cache, and timings, from llama.cpp's counters."""
+
+    def __init__(self, llama):
+        import llama_cpp
+
+        self._llama, self._lib, self._ctx, self._start = llama, llama_cpp, llama._ctx.ctx, time.perf_counter()
+        self._lib.llama_perf_context_reset(self._ctx)
+
+    def read(self) -> dict:
+        """Call inside the lock, right after the call: the context then holds this prompt and its reply."""
+        data = self._lib.llama_perf_context(self._ctx)
+        prompt_tokens = max(int(self._llama.n_tokens) - int(data.n_eval), 0)  # the context: prompt + decoded tokens
+        evaluated = min(int(data.n_p_eval), prompt_tokens)
+        return {"prompt_tokens": prompt_tokens, "prompt_eval_tokens": evaluated,
+                "cached_prompt_tokens": prompt_tokens - evaluated,
+                "prompt_eval_ms": round(data.t_p_eval_ms, 1), "decode_tokens": int(data.n_eval),
+                "decode_ms": round(data.t_eval_ms, 1), "wall_ms": round((time.perf_counter() - self._start) * 1000, 1)}
+
+
+class EmbeddedChatModel(BaseChatModel):
+    """Chat model over the process-wide llama.cpp instance of one embedded model."""
+
+    model_name: str = DEFAULT_CHAT_MODELS["embedded"]
+    temperature: float = 0.0
+    max_tokens: int = 512
+    repeat_penalty: float = 1.1
+    model_path: str | None = None  # a GGUF to use instead of the named model's file
+    model_cache_dir: str | None = None  # where split models are assembled (default: the user cache)
+
+    @property
+    def _llm_type(self) -> str:
+        return "embedded-llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict:
+        return {"model_name": self.model_name, "temperature": self.temperature, "max_tokens": self.max_tokens}
+
+    def model_file(self, progress: Progress | None = None) -> Path:
+        """The GGUF this model runs, made ready (assembled once) with optional progress."""
+        if self.model_path:
+            return Path(self.model_path)
+        return embedded_model_path(self.model_name, Path(self.model_cache_dir) if self.model_cache_dir else None,
+                                   progress)
+
+    def _llama(self):
+        return get_llama(self.model_file())
+
+    # -- request shaping
+
+    def _prepare(self, messages: list[BaseMessage], kwargs: dict) -> tuple[list[dict], dict | None, str, list]:
+        """Turns to send, the JSON schema to constrain decoding to (if any), the output mode and the tools."""
+        tools = kwargs.get("tools") or []
+        tool_choice = kwargs.get("tool_choice")
+        response_format = kwargs.get("response_format") or {}
+        schema, mode, msgs = response_format.get("schema"), "json" if response_format else "text", list(messages)
+        if tools and tool_choice != "none":
+            names = [t["function"]["name"] for t in tools]
+            if isinstance(tool_choice, str) and tool_choice in names:
+                tools = [t for t in tools if t["function"]["name"] == tool_choice]
+            allow_answer = tool_choice in (None, "auto")
+            msgs = [SystemMessage(tool_instructions(tools, allow_answer))] + msgs
+            max_calls = 3 if kwargs.get("parallel_tool_calls") else 1
+            schema, mode = tool_call_schema(tools, allow_answer, max_calls), "tools"
+        elif mode == "json":
+            msgs = msgs + [SystemMessage("Reply with one JSON object only.")]
+        return to_chat_messages(msgs), schema, mode, tools
+
+    def _call(self, llama, turns: list[dict], schema: dict | None, stream: bool, max_tokens: int | None,
+              stop: list[str] | None = None):
+        """Run llama.cpp: the GGUF's chat template when it has one, else a plain transcript."""
+        common = {"temperature": self.temperature, "max_tokens": min(max_tokens or self.max_tokens, N_CTX),
+                  "repeat_penalty": self.repeat_penalty, "stream": stream, "stop": list(stop or [])}
+        if schema is not None:
+            common["grammar"] = _grammar(json.dumps(schema, sort_keys=True))
+        try:
+            if "tokenizer.chat_template" in llama.metadata:
+                return llama.create_chat_completion(messages=turns, **common), "chat"
+            if schema is None:
+                common["stop"] += TRANSCRIPT_STOP
+            return llama.create_completion(to_transcript(turns), **common), "completion"
+        except ValueError as exc:
+            if "exceed context window" in str(exc):  # not a parse failure: the caller must shorten the prompt
+                raise ContextOverflowError(f"{exc}: start a new chat or lower k") from None
+            raise
+
+    def _metadata(self, finish_reason: str | None, perf: dict) -> dict:
+        return {"model_name": self.model_name, "finish_reason": finish_reason or "stop", **perf}
+
+    @staticmethod
+    def _usage(raw: dict) -> dict:
+        usage = raw.get("usage") or {}
+        inp, out = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+        return {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out}
+
+    @staticmethod
+    def _tool_message(text: str, tools: list[dict], **fields) -> AIMessage:
+        """Tool calls from the constrained JSON; a call cut off or written into the answer is parsed or refused."""
+        data = repair_json(text)
+        if isinstance(data, dict) and isinstance(data.get("answer"), str) and not looks_like_tool_call(data["answer"]):
+            return AIMessage(content=data["answer"], **fields)
+        calls = tool_calls_in_text(text, tools)
+        if calls:
+            return AIMessage(content="", tool_calls=calls, **fields)
+        reason = ("the tool call was cut off by the token limit" if fields["response_metadata"]["finish_reason"] ==
+                  "length" else "the reply names no available tool with its arguments")
+        return AIMessage(content="", invalid_tool_calls=[refused_call(text, reason)], **fields)
+
+    # -- LangChain hooks
+
+    def _generate(self, messages: list[BaseMessage], stop=None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        turns, schema, mode, tools = self._prepare(messages, kwargs)
+        with _llama_lock:
+            llama = self._llama()
+            perf = _Perf(llama)
+            raw, kind = self._call(llama, turns, schema, False, kwargs.get("max_tokens"), stop)
+            timing = perf.read()
+        choice = raw["choices"][0]
+        text = (choice["message"].get("content") if kind == "chat" else choice["text"]) or ""
+        usage = self._usage(raw)
+        fields = {"usage_metadata": usage,
+                  "response_metadata": self._metadata(choice.get("finish_reason"), timing)}
+        if mode == "tools":
+            message = self._tool_message(text, tools, **fields)
+        else:
+            message = AIMessage(content=text.strip(), **fields)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(self, messages: list[BaseMessage], stop=None,
+                run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        turns, schema, mode, _tools = self._prepare(messages, kwargs)
+        if mode != "text":  # JSON is only useful whole: generate, then emit one chunk
+            result = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
+            yield ChatGenerationChunk(message=AIMessageChunk(
+                content=result.content, tool_calls=result.tool_calls, invalid_tool_calls=result.invalid_tool_calls,
+                usage_metadata=result.usage_metadata, response_metadata=result.response_metadata))
+            return
+        produced, first, finish = 0, True, None
+        with _llama_lock:
+            llama = self._llama()
+            perf = _Perf(llama)
+            parts, kind = self._call(llama, turns, None, True, kwargs.get("max_tokens"), stop)
+            for part in parts:
+                choice = part["choices"][0]
+                finish = choice.get("finish_reason") or finish
+                token = (choice["delta"].get("content") if kind == "chat" else choice.get("text")) or ""
+                if first:  # the transcript puts a space after "Assistant:"
+                    token, first = token.lstrip(), not token.strip()
+                if not token:
+                    continue
+                produced += 1
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=token))
+                if run_manager:
+                    run_manager.on_llm_new_token(token, chunk=chunk)
+                yield chunk
+            timing = perf.read()
+        prompt_tokens = timing["prompt_tokens"]
+        yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata={
+            "input_tokens": prompt_tokens, "output_tokens": produced, "total_tokens": prompt_tokens + produced},
+            response_metadata=self._metadata(finish, timing)))
+
+    def bind_tools(self, tools, tool_choice: str | None = None, **kwargs):
+        formatted = [convert_to_openai_tool(t) for t in tools]
+        if tool_choice in ("any", "required", True):
+            tool_choice = "required"
+        return self.bind(tools=formatted, tool_choice=tool_choice, **kwargs)
+
+    def with_structured_output(self, schema, *, include_raw: bool = False, **kwargs):
+        """Grammar-constrained JSON decoding against the schema, parsed into the schema's type."""
+        is_model = isinstance(schema, type) and issubclass(schema, BaseModel)
+        json_schema = schema.model_json_schema() if is_model else convert_to_json_schema(schema)
+        bound = self.bind(response_format={"type": "json_object", "schema": json_schema})
+
+        def parse(message: AIMessage):
+            data = json.loads(message_text(message))
+            return schema.model_validate(data) if is_model else data
+
+        if not include_raw:
+            return bound | RunnableLambda(parse)
+
+        def parse_with_raw(message: AIMessage) -> dict:
+            try:
+                return {"raw": message, "parsed": parse(message), "parsing_error": None}
+            except Exception as exc:
+                return {"raw": message, "parsed": None, "parsing_error": exc}
+
+        return bound | RunnableLambda(parse_with_raw)

@@ -1,0 +1,229 @@
+"""The agents' tools (retrievers over collections, web search), how they run, and their trace events.
+
+Tools are plain specs bound to the model as OpenAI-style function schemas, generated from the run's
+sources (core.knowledge.sources); the graphs run them in their own nodes, so every call is traced, its
+documents kept for sources, and only the tools the agent was given can ever run (a tool name read
+in a document is just an unknown name). Citations live in core.knowledge.citations, the approval node in
+core.patterns.tool_review.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+
+from langchain_core.documents import Document
+from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
+
+from core.knowledge.citations import format_labelled
+from core.knowledge.sources import Source, as_prompt_text, tool_names
+from core.prompts import agents as P
+from core.runtime.context import RunContext
+from core.runtime.trace import doc_ref, event
+
+SHORT = 240  # what the trace keeps of a thought, an input or an observation
+MAX_TOOL_CALLS = 3  # per agent turn; more are dropped (and traced)
+
+
+@dataclass(frozen=True)
+class AgentTool:
+    name: str
+    description: str
+    collections: tuple[str, ...] = ()  # searched together, merged by score
+    web: bool = False  # a web search instead of a retriever
+    query_hint: str = "a short, specific search query"
+    aliases: tuple[str, ...] = ()  # the collection's display name and its parts: what a model may write instead
+
+    def schema(self) -> dict:
+        """The OpenAI-style function schema ``bind_tools`` accepts from every provider."""
+        return {"type": "function", "function": {
+            "name": self.name, "description": " ".join(self.description.split()),
+            "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": self.query_hint}},
+                           "required": ["query"]}}}
+
+    def line(self) -> str:
+        """How the prompt-protocol ReAct lists the tool."""
+        return f"{self.name}: {' '.join(self.description.split())}"
+
+
+WEB_TOOL = AgentTool("web_search", P.WEB_SEARCH_TOOL, web=True, query_hint="a short keyword query (a few words)")
+
+
+def search_documents_tool(sources: list[Source]) -> AgentTool:
+    """One retriever over every source of the run, merged by score; its description lists them."""
+    listed = "\n".join(f"- {as_prompt_text(s.name)}: {as_prompt_text(s.description)}" for s in sources) or "(none enabled)"
+    return AgentTool("search_documents", P.SEARCH_DOCUMENTS_TOOL.format(sources=listed), tuple(s.id for s in sources))
+
+
+def source_tools(sources: list[Source], web_ready: bool = True) -> list[AgentTool]:
+    """The ReAct agents' tools: one retriever per source, named after its collection, and the web.
+
+    Without a web key the web tool is left out (``tools_event`` says so): offered, even marked as
+    unavailable, a small model calls it first and then again (Qwen2.5 1.5B did in 8 of 9 runs).
+    """
+    names = tool_names(sources, taken=(WEB_TOOL.name,))
+    return [AgentTool(names[s.id], as_prompt_text(s.description) if s.name == names[s.id] else
+                      P.COLLECTION_TOOL.format(name=as_prompt_text(s.name), description=as_prompt_text(s.description)),
+                      (s.id,),
+                      aliases=display_names(s.name))
+            for s in sources] + ([WEB_TOOL] if web_ready else [])
+
+
+def display_names(name: str) -> tuple[str, ...]:
+    """A display name and, for a bilingual one ("와인 리스트 · Wine list"), each of its parts."""
+    parts = [p.strip() for p in name.split("·")]
+    return tuple(dict.fromkeys(p for p in [name.strip(), *parts] if p))
+
+
+def tools_event(node: str, tools: list[AgentTool], web_ready: bool = True) -> dict:
+    """The tool list the agent was given this run, with what each one searches."""
+    left_out = "" if web_ready else f"; {WEB_TOOL.name} left out: web search is not configured (no TAVILY_API_KEY)"
+    return event(node, "info", grader="agent", step="tools", target="tools", verdict=f"{len(tools)} tool(s)",
+                 reason=", ".join(t.name for t in tools) + left_out,
+                 tools=[{"name": t.name, "collections": list(t.collections), "web": t.web} for t in tools])
+
+
+def bind_agent_tools(model, tools: list[AgentTool], parallel: bool = False):
+    """The model with the tools bound; ``parallel`` allows several calls in one turn where supported.
+
+    No tools (no collection enabled, no web key): the plain model, since APIs reject ``tool_choice``
+    without tools.
+    """
+    if not tools:
+        return model
+    kwargs = {"tool_choice": "auto"}
+    if parallel and type(model).__name__ != "ChatOllama":  # Ollama's client rejects the flag (calls in parallel anyway)
+        kwargs["parallel_tool_calls"] = True
+    return model.bind_tools([t.schema() for t in tools], **kwargs)
+
+
+# ---------------------------------------------------------------- running a tool
+
+
+def _doc_key(doc: Document) -> str:
+    return doc.metadata.get("chunk_id") or doc.metadata.get("url") or doc.page_content[:80]
+
+
+def merge_documents(old: list[Document], new: list[Document]) -> list[Document]:
+    """``old`` followed by the documents of ``new`` not already in it (by chunk id or URL)."""
+    seen = {_doc_key(d) for d in old}
+    out = list(old)
+    for doc in new:
+        if _doc_key(doc) not in seen:
+            seen.add(_doc_key(doc))
+            out.append(doc)
+    return out
+
+
+@dataclass
+class ToolRun:
+    name: str
+    query: str
+    status: str  # ok | empty | unavailable | error
+    documents: list[Document] = field(default_factory=list)
+    text: str = ""  # the observation the model reads
+    call_id: str = ""
+
+
+def query_of(args) -> str:
+    """The query argument, tolerating the shapes small models produce (a string, other key names)."""
+    if isinstance(args, str):
+        return " ".join(args.split())
+    if isinstance(args, dict):
+        value = args.get("query")
+        if value is None and len(args) == 1:
+            value = next(iter(args.values()))
+        return " ".join(str(value or "").split())
+    return ""
+
+
+def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict) -> ToolRun:
+    """Run one tool call; every failure becomes an observation the agent can read, never an exception."""
+    name, query = call.get("name", ""), query_of(call.get("args"))
+    by_name = {t.name: t for t in tools}
+    run = ToolRun(name, query, "error", call_id=call.get("id", ""))
+    if name not in by_name:
+        run.text = f"{name!r} is not a tool. Use one of: {', '.join(by_name)}."
+        return run
+    if not query:
+        run.text = "The tool needs a non-empty query."
+        return run
+    tool = by_name[name]
+    if tool.web:
+        result = ctx.web(query)
+        run.status, run.documents = result.status, result.documents
+        run.text = (format_labelled(result.documents) if result.ok
+                    else f"Web search {result.status}: {result.reason or 'no results'}.")
+        return run
+    run.documents, problems = ctx.search(list(tool.collections), query)  # several collections merge by score
+    if run.documents:
+        run.status, run.text = "ok", format_labelled(run.documents)
+    elif problems:
+        run.status, run.text = "unavailable", "The documents cannot be searched: " + "; ".join(r for _, r in problems)
+    else:
+        run.status, run.text = "empty", "No documents found."
+    return run
+
+
+# ---------------------------------------------------------------- the trace shape every agent shares
+
+
+def short(text, limit: int = SHORT) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def thought_event(node: str, iteration: int, thought: str) -> dict:
+    return event(node, "info", grader="agent", step="thought", target="thought", verdict=f"step {iteration}",
+                 reason=short(thought))
+
+
+def action_event(node: str, iteration: int, call: dict) -> dict:
+    args = call.get("args")
+    shown = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
+    return event(node, "route", grader="agent", step="action", target=call.get("name", "?"), verdict=f"step {iteration}",
+                 reason=short(shown), tool_input=args if isinstance(args, dict) else {"query": str(args)})
+
+
+def observation_event(node: str, iteration: int, run: ToolRun) -> dict:
+    summary = f"{len(run.documents)} documents" if run.status == "ok" else run.status
+    return event(node, "tool", grader=run.name or "?", step="observation", target=short(run.query, 120),
+                 verdict=summary, reason=short(run.text), iteration=iteration,
+                 documents=[doc_ref(d) for d in run.documents] or None,
+                 collections=sorted({d.metadata["collection"] for d in run.documents
+                                     if d.metadata.get("collection")}) or None)
+
+
+def final_event(node: str, answer: str) -> dict:
+    return event(node, "info", grader="agent", step="final", target="final answer", reason=short(answer))
+
+
+def new_call(name: str, query: str, prefix: str = "call") -> dict:
+    return {"name": name, "args": {"query": query}, "id": f"{prefix}_{uuid.uuid4().hex[:10]}", "type": "tool_call"}
+
+
+def cap_calls(calls: list[dict], node: str) -> tuple[list[dict], list[dict]]:
+    """At most MAX_TOOL_CALLS per turn (a runaway model must not fan out without limit)."""
+    calls = [dict(c, id=c.get("id") or new_call(c.get("name", ""), "")["id"]) for c in calls]
+    if len(calls) <= MAX_TOOL_CALLS:
+        return calls, []
+    dropped = calls[MAX_TOOL_CALLS:]
+    note = event(node, "info", grader="agent", target="tool calls",
+                 verdict=f"kept {MAX_TOOL_CALLS} of {len(calls)}",
+                 reason="dropped: " + ", ".join(f"{c.get('name')}({short(query_of(c.get('args')), 60)})" for c in dropped))
+    return calls[:MAX_TOOL_CALLS], [note]
+
+
+def compact_tool_messages(messages: list[AnyMessage], keep_last: int = 2, chars: int = 300) -> list[AnyMessage]:
+    """Older tool results shortened, so a long loop stays inside a small model's context window."""
+    tool_positions = [i for i, m in enumerate(messages) if isinstance(m, ToolMessage)]
+    old = set(tool_positions[:-keep_last] if keep_last else tool_positions)
+    return [m.model_copy(update={"content": short(m.content, chars)}) if i in old else m
+            for i, m in enumerate(messages)]
+
+
+def with_calls(message: AIMessage, calls: list[dict]) -> AIMessage:
+    return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
+
+

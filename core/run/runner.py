@@ -1,0 +1,253 @@
+"""Run a pattern on one question (or resume a paused run) and stream what happens.
+
+``stream_run`` yields plain-dict events for any front end (CLI, Streamlit, compare, eval):
+``start``, ``node``, ``trace``, ``token``, ``progress`` (a long step counting what it has done),
+``queued`` (waiting for a free slot), ``interrupt``, ``done`` (with the result) or ``error``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from langchain_core.messages import AIMessageChunk, HumanMessage
+from langgraph.errors import GraphRecursionError
+from langgraph.types import Command
+
+from core.config import Settings
+from core.llm.models import friendly_error, model_name, resolve_provider
+from core.patterns import compile_pattern, get_pattern
+from core.patterns.common import turn_input
+from core.run.run_slots import SLOTS
+from core.runtime.context import RunContext, make_context
+from core.runtime.review import ReviewDecisionError, normalise_decision
+from core.runtime.trace import UsageCallback, merge_usage
+from core.secrets import redact_all
+from core.store.checkpoint import get_checkpointer, pending_interrupts
+from core.store.db import errors as db_errors
+from core.store.db import transient_errors
+from core.store.history import turn_message_id
+from core.store.threads import ThreadBusyError, get_registry
+
+MAX_QUESTION_CHARS = 4000
+QUEUE_POLL_SECONDS = 0.5
+CANCELLED_MESSAGE = "cancelled: the run was stopped before it finished (the page was left or the request ended)"
+log = logging.getLogger(__name__)
+
+
+class RunInputError(ValueError):
+    """The question cannot be run as given (empty, too long, unknown thread)."""
+
+
+def check_question(question: str) -> str:
+    text = (question or "").strip()
+    if not text:
+        raise RunInputError("The question is empty: type a question first.")
+    if len(text) > MAX_QUESTION_CHARS:
+        raise RunInputError(f"The question is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
+                            "Shorten it or put the long text into the knowledge base instead.")
+    return text
+
+
+def stream_run(pattern_id: str, question: str | None, settings: Settings, thread_id: str | None = None,
+               resume: Any = None, ctx: RunContext | None = None, origin: str = "chat",
+               continue_from: dict | None = None, **options) -> Iterator[dict]:
+    """Run (or with ``resume`` continue) one turn; yields events, the last is ``done`` or ``error``.
+
+    ``origin`` (chat | compare | eval | fork) says who started a new thread; only chats are listed in the chat sidebars.
+    ``continue_from`` ({"path": nodes so far, **fields for the result}) runs a thread prepared by core.studio.fork
+    on from its newest checkpoint instead of starting a turn.
+    Every run that claimed its thread is closed with a status, whatever happens: a consumer that
+    stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
+    """
+    registry = get_registry(settings)
+    if resume is not None:
+        thread = registry.get(thread_id or "")
+        if not thread:
+            raise RunInputError(f"Unknown thread {thread_id!r}: nothing to resume.")
+        pattern_id = thread["pattern"]
+        try:
+            resume = normalise_decision(resume)
+        except ReviewDecisionError as exc:
+            raise RunInputError(str(exc)) from None
+    else:
+        question = check_question(question)
+        thread_id = thread_id or uuid.uuid4().hex[:12]
+    pattern = get_pattern(pattern_id)
+    # an option no state field takes would be dropped without a word (a renamed option once was, in a test)
+    unknown = sorted(k for k, v in options.items() if v is not None and k != "review" and k not in pattern.reset)
+    if unknown:
+        raise RunInputError(f"{pattern.id} takes no run option {', '.join(unknown)}; "
+                        f"it takes: review, {', '.join(sorted(pattern.reset))}")
+    started = time.perf_counter()
+    result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question,
+                    **{k: v for k, v in (continue_from or {}).items() if k != "path"}}
+    try:  # what the run needs, before it claims the thread: a failure here leaves no run behind
+        ctx = ctx or make_context(settings, **options)
+        provider = resolve_provider(settings)
+        result.update(provider=provider, model=model_name(settings, provider))
+        graph = compile_pattern(pattern, ctx, get_checkpointer(settings))
+    except Exception as exc:  # provider misconfigured, model missing: one clear line
+        result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))
+        yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
+        yield {"type": "error", "message": result["error"], "result": redact_all(result, settings)}
+        return
+    run_id, earlier = _claim(registry, thread_id, pattern.id, question, origin, resuming=resume is not None)
+    question = result["question"] = earlier.get("question", question)
+    result["run_id"] = run_id
+    usage = UsageCallback()
+    # a resumed run continues the path it paused on; a fork the path up to the step it forked at
+    path: list[str] = list(earlier.get("path") or (continue_from or {}).get("path", []))
+    seen: list[dict] = []  # trace events so far: what a cancelled run shows of how far it got
+    status = "cancelled"
+    ticket, holding, stream = SLOTS.join(), False, None
+    try:
+        yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
+        place = 0
+        while (now := SLOTS.wait(ticket, settings.max_concurrent_runs, timeout=QUEUE_POLL_SECONDS)):
+            if now != place:  # runs beyond the process-wide cap wait their turn, and say so
+                place = now
+                yield {"type": "queued", "place": place, "running": SLOTS.running}
+        holding = True
+        config = {"configurable": {"thread_id": thread_id}, "callbacks": [usage],
+                  "recursion_limit": pattern.recursion_limit(settings),
+                  "max_concurrency": settings.max_concurrency}
+        chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
+        if resume is not None:
+            graph_input = Command(resume=resume)
+        elif continue_from is not None:  # a fork: the thread's newest checkpoint already holds the changed state
+            graph_input = None
+        else:
+            graph_input = turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review")))
+            graph_input["messages"] = [HumanMessage(question, id=turn_message_id(run_id))]  # how a turn finds its run
+        stream = graph.stream(graph_input, config, stream_mode=["updates", "messages", "custom"], subgraphs=True)
+        for namespace, mode, chunk in stream:
+            if mode == "custom":  # a long step reporting how far it is (core.runtime.trace.progress_reporter)
+                if isinstance(chunk, dict) and "progress" in chunk:
+                    yield {"type": "progress", **chunk["progress"]}
+                continue
+            if mode == "messages":
+                message, meta = chunk
+                # chunks only: whole messages here are state updates, already streamed as chunks
+                if isinstance(message, AIMessageChunk) and message.content \
+                        and meta.get("langgraph_node") in pattern.answer_nodes \
+                        and "nostream" not in (meta.get("tags") or []):
+                    yield {"type": "token", "text": message.content, "node": meta["langgraph_node"]}
+                continue
+            for node, update in chunk.items():
+                if node == "__interrupt__":
+                    continue
+                if not namespace:
+                    path.append(node)
+                yield {"type": "node", "node": node, "namespace": list(namespace)}
+                events = update.get("trace") if isinstance(update, dict) else None
+                for item in events or []:
+                    seen.append(item)
+                    yield {"type": "trace", "event": redact_all(item, settings)}
+        state = graph.get_state(config)
+        values = state.values
+        interrupts = [i.value for i in state.interrupts] if getattr(state, "interrupts", None) else []
+        result.update(
+            answer=values.get("answer", ""),
+            standalone_question=values.get("standalone_question", question),
+            edited_question=values.get("edited_question", ""),  # the reviewer's edit, which was answered
+            termination_reason=values.get("termination_reason") or ("" if interrupts else "error"),
+            termination_message=values.get("termination_message", ""),
+            sources=values.get("sources", []),
+            trace=values.get("trace", []),
+            interrupted=bool(interrupts),
+            interrupt=interrupts[0] if interrupts else None,
+            error=None,
+        )
+        status = "waiting" if interrupts else "done"
+    except GraphRecursionError:
+        result.update(_failure("error", "stopped: the graph hit its recursion limit (a loop did not end)"))
+        status = "failed"
+    except Exception as exc:  # provider down, bad key, timeout: one clear line, the thread stays usable
+        result.update(_failure("error", friendly_error(exc, settings)))
+        status = "failed"
+    finally:  # also on GeneratorExit (the consumer went away), where no event can be sent any more
+        SLOTS.leave(ticket, holding)
+        try:
+            if stream is not None:
+                stream.close()
+            # a resume stopped before its review node ran: the thread still waits for that review
+            paused = status == "cancelled" and bool(pending_interrupts(settings, thread_id))
+        except Exception as exc:  # nothing may keep the run from being closed below
+            log.warning("while closing run %s: %s", run_id, exc)
+            paused = False
+        if paused:
+            status, result = "waiting", {**result, **earlier}
+        elif status == "cancelled":
+            result.update(_failure("cancelled", CANCELLED_MESSAGE), error=None, trace=seen)
+        notices = usage.notice_events()  # model-adapter notices (cut off, tools emulated): in the trace, said once
+        if notices:
+            result["trace"] = list(result.get("trace") or []) + notices
+        result.update(_totals(merge_usage(earlier.get("usage", {}), usage.per_node), path, started))
+        result = redact_all(result, settings)
+        _close(registry, run_id, status, result)
+    for item in notices:
+        yield {"type": "trace", "event": redact_all(item, settings)}
+    if result.get("interrupted"):
+        yield {"type": "interrupt", "payload": result["interrupt"], "thread_id": thread_id}
+    if status == "failed":
+        yield {"type": "error", "message": result["error"], "result": result}
+    else:
+        yield {"type": "done", "result": result}
+
+
+def _claim(registry, thread_id: str, pattern_id: str, question: str | None, origin: str,
+           resuming: bool) -> tuple[int, dict]:
+    """Claim the thread for this run (atomically): a new turn, or the paused run being resumed.
+
+    Returns the run id and, when resuming, the paused run's record (question, path, usage so far).
+    """
+    try:
+        if resuming:
+            previous = registry.claim_review(thread_id)
+            return previous["id"], {**(previous["result"] or {}), "question": previous["question"]}
+        return registry.begin_turn(thread_id, pattern_id, question, origin), {}
+    except ThreadBusyError as exc:
+        raise RunInputError(str(exc)) from None
+    except transient_errors() as exc:  # the registry stayed locked or unreachable: nothing started, nothing lost
+        raise RunInputError(f"The thread registry is busy ({exc}); try again in a moment.") from None
+
+
+def _close(registry, run_id: int, status: str, result: dict) -> None:
+    try:
+        registry.finish_run(run_id, status, result)
+    except db_errors() as exc:  # the run is no longer this process's: the next reader closes it as interrupted
+        log.warning("could not record the end of run %s (%s); it will be marked interrupted", run_id, exc)
+
+
+def _failure(reason: str, message: str) -> dict:
+    return {"answer": "", "termination_reason": reason, "termination_message": message, "error": message,
+            "interrupted": False, "interrupt": None, "sources": [], "trace": [],
+            "standalone_question": None}
+
+
+def _totals(usage: dict, path: list[str], started: float) -> dict:
+    return {
+        "usage": usage,
+        "llm_calls": sum(s["llm_calls"] for s in usage.values()),
+        "tokens": sum(s["tokens"] for s in usage.values()),
+        "ms": int((time.perf_counter() - started) * 1000),
+        "path": path,
+    }
+
+
+def run(pattern_id: str, question: str | None, settings: Settings, **kwargs) -> dict:
+    """Run to the end (or to an interrupt) and return the result dict."""
+    result: dict = {}
+    for item in stream_run(pattern_id, question, settings, **kwargs):
+        if item["type"] in ("done", "error"):
+            result = item["result"]
+    return result
+
+
+def resume(thread_id: str, decision: Any, settings: Settings, **kwargs) -> dict:
+    """Continue a run paused for review with the reviewer's decision."""
+    return run("", None, settings, thread_id=thread_id, resume=decision, **kwargs)

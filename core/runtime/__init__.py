@@ -1,0 +1,1 @@
+"""What graph nodes read and write: the run context, trace events, review payloads."""

@@ -1,0 +1,79 @@
+"""What a graph's nodes need at run time: models, knowledge base, web search and options.
+
+Graphs are built as closures over a RunContext, so models and clients (and the keys inside them)
+never enter graph state or checkpoints. A resumed run simply builds a fresh context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from langchain_core.language_models import BaseChatModel
+
+from core.config import Settings
+from core.knowledge.base import KnowledgeBase
+from core.knowledge.loaders import KnowledgeError
+from core.knowledge.web_search import WebResult, web_search
+
+
+@dataclass
+class RunContext:
+    settings: Settings
+    llm: BaseChatModel  # answers and agents
+    grader: BaseChatModel  # routers, graders, rewriters (may be a cheaper model)
+    kb: KnowledgeBase
+    web: Callable[[str], WebResult]
+    options: dict = field(default_factory=dict)  # per-run switches: review, variant
+
+    doc_chars: int = 0  # the most characters of a document the model reads (0: all of it)
+    web_ready: bool = True  # web search can answer (a key is set, or a test injected one)
+
+    def retrieve(self, collection: str, query: str, k: int | None = None):
+        docs = self.kb.search(collection, query, k or self.settings.k)
+        return [_capped(d, self.doc_chars) for d in docs] if self.doc_chars else docs
+
+    def search(self, collections: list[str], query: str, k: int | None = None) -> tuple[list, list[tuple[str, str]]]:
+        """Top-k over several collections merged by score, and (collection, reason) for each that failed."""
+        found, problems = [], []
+        for name in collections:
+            try:
+                found.extend(self.retrieve(name, query, k))
+            except KnowledgeError as exc:
+                problems.append((name, str(exc)))
+        found.sort(key=lambda d: d.metadata.get("score", 0.0), reverse=True)
+        return found[: k or self.settings.k], problems
+
+
+def _capped(doc, chars: int):
+    """The document cut to ``chars`` at a word boundary (sources then show what the model read)."""
+    text = doc.page_content
+    if len(text) <= chars:
+        return doc
+    cut = text[:chars].rsplit(None, 1)[0] if " " in text[:chars] else text[:chars]
+    return doc.model_copy(update={"page_content": cut + " …", "metadata": {**doc.metadata, "full_chars": len(text)}})
+
+
+def make_context(settings: Settings, llm: BaseChatModel | None = None, grader: BaseChatModel | None = None,
+                 kb: KnowledgeBase | None = None, web: Callable[[str], WebResult] | None = None,
+                 **options) -> RunContext:
+    """Build the real context from settings; tests pass scripted models or a stub web search."""
+    from core.llm.models import get_chat_model, resolve_provider
+
+    doc_chars = 0
+    if llm is None and resolve_provider(settings) == "embedded":  # 2 cores read ~40-150 tokens/s: cap k and chunks
+        settings = settings.with_(k=max(1, min(settings.k, settings.embedded_k)))
+        doc_chars = max(0, settings.embedded_doc_chars)
+    llm = llm or get_chat_model(settings)
+    if grader is None:
+        grader = get_chat_model(settings, role="grader") if settings.grader_model else llm
+    return RunContext(
+        settings=settings,
+        llm=llm,
+        grader=grader,
+        kb=kb or KnowledgeBase(settings),
+        web=web or (lambda query: web_search(query, settings)),
+        options=options,
+        doc_chars=doc_chars,
+        web_ready=web is not None or bool(settings.tavily_api_key),
+    )

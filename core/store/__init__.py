@@ -1,0 +1,1 @@
+"""SQLite / Postgres: threads, runs, checkpoints, forks and saved records."""

@@ -1,0 +1,236 @@
+"""Evaluation: run a question set (core.studio.question_set) through patterns and score what came back.
+
+Scores per pattern: route/tool accuracy (the collections a run searched, by name, against the set's
+``sources``), source hit rate (a cited chunk came from one of them), key-fact rate, correct-decline
+rate, answered rate (the run ended with an answer it stands by, on answerable questions), language match
+(the answer is written in the question's language), agent step parse rate (the share of an agent's
+replies that were a well-formed step), mean LLM calls, tokens and wall time, and the termination reasons.
+Results are saved with the set's name, the provider, the model and the date under ``<data dir>/evals/`` so runs compare.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from core.config import Settings
+from core.prompts import HANGUL
+from core.run.outcome import ANSWER_REASONS
+from core.store import saved_records
+from core.studio.question_set import BUILTIN
+
+# a run that ended with one of these said itself that it would not answer
+DECLINE_REASONS = ("no_relevant_documents", "not_enough_evidence", "web_unavailable")
+
+Judge = Callable[[str, str], "bool | None"]  # (question, answer) -> declined? None when the judge failed
+
+
+class Declined(BaseModel):
+    declined: bool
+
+
+def model_judge(model) -> Judge:
+    """Whether an answer written by a model declines, judged by a model (structured yes/no)."""
+    from core.llm import graders
+    from core.prompts import workflow as P
+
+    def judge(question: str, answer: str) -> bool | None:
+        outcome = graders.ask(model, Declined, P.DECLINE_SYSTEM,
+                              f"Question: {question}\n\n<answer>\n{answer}\n</answer>", Declined(declined=False))
+        return None if outcome.fallback else outcome.value.declined
+
+    return judge
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", "", text or "").lower()
+
+
+def searched_collections(result: dict) -> set[str]:
+    """Which collections a run looked in, read from its trace (retrievers, agent tools, web search)."""
+    found: set[str] = set()
+    for ev in result.get("trace") or []:
+        if ev.get("kind") != "tool":
+            continue
+        if ev.get("grader") == "web_search" or ev.get("target") == "web":
+            found.add("web")
+        elif ev.get("grader") == "retriever":
+            found.update(t for t in str(ev.get("target", "")).split(",") if t)
+        for name in ev.get("collections") or []:  # agents name the collections their tool searched
+            found.add(name)
+    return found
+
+
+def declined(item: dict, result: dict, judge: Judge | None) -> bool | None:
+    """Did the run decline? Its termination reason first; a model-written answer is judged, never keyword-matched."""
+    if result.get("error"):
+        return False
+    if result.get("termination_reason") in DECLINE_REASONS or not (result.get("answer") or "").strip():
+        return True
+    return judge(item["question"], result["answer"]) if judge else None
+
+
+def answer_language(text: str) -> str | None:
+    """``ko`` when most letters are Hangul, ``other`` when some letters are not, None without letters.
+
+    A majority, not "any Hangul": an English answer may quote a Korean dish name, and a Korean one a wine's name.
+    """
+    letters = [c for c in text or "" if c.isalpha()]
+    if not letters:
+        return None
+    return "ko" if sum(bool(HANGUL.match(c)) for c in letters) * 2 > len(letters) else "other"
+
+
+def language_ok(item: dict, answer: str) -> bool | None:
+    """Is the answer in the question's language? None when the set gives no language or nothing was answered."""
+    lang, written = item.get("lang") or "", answer_language(answer)
+    if not lang or written is None:
+        return None
+    return (written == "ko") == (lang == "ko")
+
+
+def _answer_reasons(item: dict) -> frozenset:
+    """How a run ends with an answer it stands by: a direct answer counts only where nothing needed looking up."""
+    return ANSWER_REASONS if item["sources"] else ANSWER_REASONS | {"direct_answer"}
+
+
+def agent_steps(result: dict) -> tuple[int, int]:
+    """(replies that were a well-formed step, all agent replies) from the trace; (0, 0) for non-agents."""
+    good = bad = 0
+    for ev in result.get("trace") or []:
+        if ev.get("grader") == "agent" and ev.get("step") in ("action", "final"):
+            good += 1
+        elif ev.get("grader") == "react_parser" and ev.get("step") == "parse_error":
+            bad += 1
+    return good, good + bad
+
+
+def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
+    """Score one run against one question; None where a measure does not apply."""
+    answer = result.get("answer") or ""
+    searched = searched_collections(result)
+    expected = set(item["sources"])
+    if not item["answerable"]:
+        route_ok = None  # looking somewhere before declining is as right as not looking
+    else:
+        route_ok = expected <= searched if expected else not searched
+    cited = {s.get("collection") or ("web" if s.get("url") else "") for s in result.get("sources") or []}
+    source_hit = bool(cited & expected) if expected and item["answerable"] else None
+    facts = item["facts"]
+    parsed, replies = agent_steps(result)
+    fact_rate = sum(_norm(f) in _norm(answer) for f in facts) / len(facts) if facts else None
+    return {
+        "id": item["id"], "category": item["category"], "route_ok": route_ok, "source_hit": source_hit,
+        "fact_rate": fact_rate, "declined_ok": None if item["answerable"] else declined(item, result, judge),
+        "answered": (result.get("termination_reason") in _answer_reasons(item) and not result.get("error"))
+        if item["answerable"] else None,
+        "language_ok": language_ok(item, answer), "parsed_steps": parsed, "agent_replies": replies,
+        "llm_calls": result.get("llm_calls", 0), "tokens": result.get("tokens", 0), "ms": result.get("ms", 0),
+        "termination_reason": result.get("termination_reason") or "error", "error": result.get("error"),
+        "searched": sorted(searched), "answer": answer[:300],
+    }
+
+
+def _mean(values) -> float | None:
+    values = [float(v) for v in values if v is not None]
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def summarise(scores: list[dict]) -> dict:
+    replies = sum(s.get("agent_replies", 0) for s in scores)
+    return {
+        "questions": len(scores),
+        "route_accuracy": _mean(s["route_ok"] for s in scores),
+        "source_hit_rate": _mean(s["source_hit"] for s in scores),
+        "key_fact_rate": _mean(s["fact_rate"] for s in scores),
+        "correct_decline_rate": _mean(s["declined_ok"] for s in scores),
+        "answered_rate": _mean(s.get("answered") for s in scores),
+        "language_match_rate": _mean(s.get("language_ok") for s in scores),
+        "step_parse_rate": round(sum(s.get("parsed_steps", 0) for s in scores) / replies, 3) if replies else None,
+        "mean_llm_calls": _mean(s["llm_calls"] for s in scores),
+        "mean_tokens": _mean(s["tokens"] for s in scores),
+        "mean_seconds": _mean(s["ms"] / 1000 for s in scores),
+        "errors": sum(1 for s in scores if s["error"]),
+        "terminations": dict(Counter(s["termination_reason"] for s in scores)),
+    }
+
+
+def evaluate(settings: Settings, patterns: list[str], items: list[dict],
+             run_one: Callable[[str, str, Settings], dict] | None = None,
+             progress: Callable[[int, int, str], None] | None = None, set_name: str = BUILTIN.name,
+             judge: Judge | None = None) -> dict:
+    """Run every item through every pattern (each in a fresh thread) and score it.
+
+    ``judge`` decides whether a model-written answer to an unanswerable question declines (default:
+    the configured grader model; its calls are not counted as the pattern's cost).
+    """
+    from core.llm.models import get_chat_model, model_name, resolve_provider
+    from core.run.runner import run
+
+    run_one = run_one or (lambda pattern, question, s: run(pattern, question, s, origin="eval"))
+    if judge is None and any(not item["answerable"] for item in items):
+        judge = model_judge(get_chat_model(settings, role="grader"))
+    per_pattern: dict[str, dict] = {}
+    total, done = len(patterns) * len(items), 0
+    for pattern in patterns:
+        scores = []
+        for item in items:
+            result = run_one(pattern, item["question"], settings)
+            scores.append(score_item(item, result, judge))
+            done += 1
+            if progress:
+                progress(done, total, f"{pattern} {item['id']}")
+        per_pattern[pattern] = {"summary": summarise(scores), "items": scores}
+    provider = resolve_provider(settings)
+    return {"date": time.strftime("%Y-%m-%d %H:%M"), "set": set_name, "set_questions": len(items),
+            "provider": provider, "model": model_name(settings, provider), "patterns": per_pattern}
+
+
+def save(report: dict, settings: Settings) -> Path | str:
+    """Save an evaluation: a file under data/evals, or a row of the shared database (its name is returned)."""
+    name = f"{time.strftime('%Y%m%d-%H%M%S')}-{report['provider']}.json"
+    if saved_records.in_database(settings):
+        saved_records.save(settings, "evaluation", name, report)
+        return f"the database (evaluation {name})"
+    folder = settings.data_path / "evals"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    return path
+
+
+def saved_reports(settings: Settings) -> list[dict]:
+    """Every saved evaluation, newest first, each with its file name."""
+    if saved_records.in_database(settings):
+        return [{**report, "file": name} for name, report in saved_records.listed(settings, "evaluation")]
+    folder = settings.data_path / "evals"
+    reports = []
+    for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:
+        try:
+            reports.append({**json.loads(path.read_text(encoding="utf-8")), "file": path.name})
+        except (OSError, ValueError):
+            continue  # a half-written or foreign file is not an evaluation
+    return reports
+
+
+def render(report: dict) -> str:
+    keys = ["route_accuracy", "source_hit_rate", "key_fact_rate", "correct_decline_rate", "answered_rate",
+            "language_match_rate", "step_parse_rate", "mean_llm_calls", "mean_tokens", "mean_seconds", "errors"]
+    header = ["pattern", "n"] + keys
+    rows = [[name, str(data["summary"]["questions"])] + [str(data["summary"].get(k)) for k in keys]
+            for name, data in report["patterns"].items()]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    lines = [f"evaluation {report['date']} of {report.get('set', '?')}: {report['provider']} ({report['model']})",
+             "  ".join(h.ljust(w) for h, w in zip(header, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows]
+    lines.append("")
+    for name, data in report["patterns"].items():
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(data["summary"]["terminations"].items()))
+        lines.append(f"{name}: {reasons}")
+    return "\n".join(lines)

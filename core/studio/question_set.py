@@ -1,0 +1,108 @@
+"""Question sets for evaluation: JSONL files, one question per line, over the user's own collections.
+
+Each line is a JSON object:
+  question    (required) the question as a user would ask it
+  sources     collection names a good run searches ("web" for web search); [] = none (a direct answer)
+  facts       strings the answer should contain (spaces and case are ignored)
+  answerable  false when the collections cannot answer it and the right run declines (default true)
+  id, category, lang   optional; an id is made from the line number, a category from the sources
+The built-in set over the sample corpora is one such file: ``core/evalsets/builtin.jsonl``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+BUILTIN = Path(__file__).resolve().parent.parent / "evalsets" / "builtin.jsonl"
+MAX_QUESTIONS = 2000
+MAX_BYTES = 2_000_000
+
+
+class QuestionSetError(ValueError):
+    """The file is not a usable question set; the message names the line and what is wrong."""
+
+
+def _strings(value, field: str, where: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise QuestionSetError(f"{where}: {field!r} must be a list of strings")
+    return [v.strip() for v in value if v.strip()]
+
+
+def _item(data, n: int, where: str) -> dict:
+    if not isinstance(data, dict):
+        raise QuestionSetError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    question = data.get("question")
+    if not isinstance(question, str) or not question.strip():
+        raise QuestionSetError(f"{where}: 'question' is missing or empty")
+    answerable = data.get("answerable", True)
+    if not isinstance(answerable, bool):
+        raise QuestionSetError(f"{where}: 'answerable' must be true or false")
+    sources = list(dict.fromkeys(_strings(data.get("sources"), "sources", where)))
+    category = data.get("category") or ("unanswerable" if not answerable else "+".join(sources) or "direct")
+    return {"id": str(data.get("id") or f"q{n:03d}"), "question": " ".join(question.split()), "sources": sources,
+            "facts": _strings(data.get("facts"), "facts", where), "answerable": answerable,
+            "category": str(category), "lang": str(data.get("lang") or "")}
+
+
+def parse_question_set(text: str, name: str = "questions") -> list[dict]:
+    """Parse and check a JSONL question set; blank lines and lines starting with # are skipped."""
+    if len(text.encode("utf-8")) > MAX_BYTES:
+        raise QuestionSetError(f"{name}: larger than {MAX_BYTES // 1_000_000} MB; split it into smaller sets")
+    items: list[dict] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"{name} line {n}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise QuestionSetError(f"{where}: not valid JSON ({exc.msg}); each line must be one JSON object") from None
+        items.append(_item(data, n, where))
+    if not items:
+        raise QuestionSetError(f"{name}: no questions found (one JSON object per line, each with a \"question\")")
+    if len(items) > MAX_QUESTIONS:
+        raise QuestionSetError(f"{name}: {len(items)} questions; at most {MAX_QUESTIONS} per set")
+    seen: set[str] = set()
+    for item in items:
+        if item["id"] in seen:
+            raise QuestionSetError(f"{name}: the id {item['id']!r} is used twice")
+        seen.add(item["id"])
+    return items
+
+
+def load_question_set(path: Path | str = BUILTIN) -> list[dict]:
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise QuestionSetError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise QuestionSetError(f"{path.name}: not UTF-8 text; save it as UTF-8 and try again") from None
+    return parse_question_set(text, path.name)
+
+
+def unknown_sources(items: list[dict], known: list[str]) -> list[str]:
+    """Source names the set expects that are not collections here (their route checks will fail)."""
+    names = set(known) | {"web"}
+    return sorted({s for item in items for s in item["sources"] if s not in names})
+
+
+def spread(items: list[dict], limit: int | None) -> list[dict]:
+    """At most ``limit`` items taken in turn from each category (in file order), so a short run
+    still covers every kind of question; ``None`` or 0 keeps them all."""
+    if not limit:
+        return list(items)
+    queues: dict[str, list[dict]] = {}
+    for item in items:
+        queues.setdefault(item["category"], []).append(item)
+    picked: list[dict] = []
+    while len(picked) < limit and any(queues.values()):
+        for queue in queues.values():
+            if queue and len(picked) < limit:
+                picked.append(queue.pop(0))
+    return picked

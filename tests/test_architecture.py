@@ -1,0 +1,121 @@
+"""The package order of DESIGN.md §2, read from the imports: an import only ever points down the list.
+
+Lazy imports inside functions count too: they hide a dependency, they do not remove it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# top to bottom; a module may import its own layer and the layers below it
+LAYERS = ["ui", "core.cli", "core.studio", "core.run", "core.patterns", "core.runtime", "core.knowledge", "core.llm",
+          "core.store", "core.base"]
+BASE = ("core.config", "core.secrets", "core.prompts")  # the bottom layer: settings, secrets, prompt text
+
+
+def layer(module: str) -> str | None:
+    if module.startswith(("ui", "pages", "streamlit_app")):
+        return "ui"
+    if module == "core" or module.startswith(BASE):
+        return "core.base"
+    return next((name for name in LAYERS if module == name or module.startswith(name + ".")), None)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, imported module, names) of every import of our own code in the file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in ("core", "ui"):
+            found.append((node.lineno, node.module, [a.name for a in node.names]))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name, []) for a in node.names if a.name.split(".")[0] in ("core", "ui")]
+    return found
+
+
+def own_files() -> list[Path]:
+    return sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"])
+
+
+def test_every_core_module_sits_in_a_layer():
+    assert [module_name(p) for p in ROOT.glob("core/**/*.py") if layer(module_name(p)) is None] == ["core.__main__"]
+
+
+def test_imports_only_point_down_the_layers():
+    upward = []
+    for path in own_files():
+        here = module_name(path)
+        if here == "core.__main__":
+            continue  # `python -m core` hands over to core.cli
+        for line, target, names in imports(path):
+            targets = [f"{target}.{n}" for n in names if layer(f"{target}.{n}")] if target == "core" else [target]
+            for t in targets:
+                if LAYERS.index(layer(t)) < LAYERS.index(layer(here)):
+                    upward.append(f"{path.relative_to(ROOT)}:{line} {here} -> {t}")
+    assert upward == []
+
+
+def test_no_private_name_is_imported_across_packages():
+    crossing = []
+    for path in own_files():
+        here = module_name(path)
+        for line, target, names in imports(path):
+            if layer(target) != layer(here) and any(n.startswith("_") for n in names):
+                crossing.append(f"{path.relative_to(ROOT)}:{line} {target}: {names}")
+    assert crossing == []
+
+
+def test_no_streamlit_in_core():
+    users = [str(p.relative_to(ROOT)) for p in ROOT.glob("core/**/*.py")
+             if any(line.split()[:2] in (["import", "streamlit"], ["from", "streamlit"]) or
+                    line.strip().startswith(("import streamlit", "from streamlit"))
+                    for line in p.read_text(encoding="utf-8").splitlines())]
+    assert users == []
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Imports between our modules, lazy ones included (a late import hides a cycle, it does not break it)."""
+    graph: dict[str, set[str]] = {}
+    known = {module_name(p) for p in own_files()}
+    for path in own_files():
+        deps = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                candidates = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                deps |= {c for c in candidates if c in known}
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name in known}
+        graph[module_name(path)] = deps - {module_name(path)}
+    return graph
+
+
+def test_there_is_no_import_cycle():
+    graph, cycles, state = _module_graph(), [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == "open":
+                cycles.append(" -> ".join(stack[stack.index(dep):] + [dep]))
+            elif dep not in state:
+                visit(dep, stack + [dep])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    assert cycles == []
+
+
+@pytest.mark.parametrize("module, expected", [("core.llm.graders", "core.llm"), ("core.config", "core.base"),
+                                              ("core", "core.base"), ("ui.chat", "ui"), ("core.cli", "core.cli")])
+def test_layers_are_told_apart(module, expected):
+    assert layer(module) == expected
