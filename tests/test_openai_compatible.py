@@ -37,7 +37,8 @@ def server(tmp_path_factory):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gemma_270m_path()), "--model_alias", ALIAS,
+    cmd = [sys.executable, str(Path(__file__).with_name("llama_server.py")),  # llama_cpp.server, loaded as we load
+           "--model", str(gemma_270m_path()), "--model_alias", ALIAS,
            "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "8192", "--n_threads", "2", "--verbose", "False"]
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)

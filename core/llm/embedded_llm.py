@@ -39,6 +39,7 @@ from core.llm.embedded_prompt import (
     tool_call_schema,
     tool_instructions,
 )
+from core.llm.llama_runtime import prepare_llama_cpp
 from core.llm.model_files import Progress, embedded_model
 from core.llm.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
 
@@ -76,6 +77,7 @@ def get_llama(path: Path | None = None):
         if key not in _llama_cache:
             from llama_cpp import Llama
 
+            prepare_llama_cpp()
             start = time.perf_counter()
             _llama_cache[key] = Llama(model_path=key, n_ctx=N_CTX, n_threads=2, verbose=False)
             LOAD_SECONDS[key] = time.perf_counter() - start
