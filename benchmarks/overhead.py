@@ -50,7 +50,7 @@ def bench_patterns(settings: Settings, latency: float = LATENCY, cases=PATTERN_C
     A warm-up run first pays the one-off costs (imports, caches; Graph RAG's graph extraction,
     which is reported as its own row), then the measured run asks the same question in a new thread.
     """
-    from core.knowledge.base import entity_graph
+    from core.knowledge import entity_graph
     from core.runtime.context import make_context
 
     rows = []

@@ -7,8 +7,8 @@ import time
 import pytest
 from scripted import ScriptedChatModel
 
+from core.knowledge import entity_graph as eg
 from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
-from core.knowledge.base import entity_graph as eg
 from core.patterns import get_pattern
 from core.run.runner import run
 from core.runtime.context import make_context

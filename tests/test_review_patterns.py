@@ -6,8 +6,8 @@ from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
 from workflow_script import Script, role_of
 
+from core.knowledge import entity_graph as eg
 from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
-from core.knowledge.base import entity_graph as eg
 from core.prompts import agents as A
 from core.prompts import answer_request
 from core.run.runner import resume, run

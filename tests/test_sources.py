@@ -18,8 +18,8 @@ from workflow_script import Script
 
 from core import prompts
 from core.config import load_settings
+from core.knowledge import entity_graph as eg
 from core.knowledge.base import SAMPLE_COLLECTIONS, KnowledgeBase
-from core.knowledge.base import entity_graph as eg
 from core.knowledge.sources import (
     Source,
     SourceError,

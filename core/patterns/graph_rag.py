@@ -15,7 +15,7 @@ from typing import Literal
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
-from core.knowledge.base import entity_graph as eg
+from core.knowledge import entity_graph as eg
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import BaseState, answer_directly, final, make_contextualize, make_review_documents, run_sources, say
