@@ -20,8 +20,8 @@ from langgraph.types import Command
 from core.checkpoint import get_checkpointer, pending_interrupts
 from core.config import Settings
 from core.context import RunContext, make_context
+from core.db import StoreError, store_error, transient_errors
 from core.db import errors as db_errors
-from core.db import transient_errors
 from core.history import pending_reviews, thread_history, turn_message_id  # noqa: F401  (also imported from here)
 from core.models import friendly_error, model_name, resolve_provider
 from core.patterns import compile_pattern, get_pattern
@@ -43,7 +43,8 @@ class RunInputError(ValueError):
 
 
 def check_question(question: str) -> str:
-    text = (question or "").strip()
+    """The question as it is run and stored: trimmed, without NUL characters (Postgres text cannot hold them)."""
+    text = (question or "").replace("\x00", "").strip()
     if not text:
         raise RunInputError("The question is empty: type a question first.")
     if len(text) > MAX_QUESTION_CHARS:
@@ -63,7 +64,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     Every run that claimed its thread is closed with a status, whatever happens: a consumer that
     stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
-    registry = get_registry(settings)
+    registry = _registry(settings)
     if resume is not None:
         thread = registry.get(thread_id or "")
         if not thread:
@@ -213,7 +214,16 @@ def _claim(registry, thread_id: str, pattern_id: str, question: str | None, orig
     except ThreadBusyError as exc:
         raise RunInputError(str(exc)) from None
     except transient_errors() as exc:  # the registry stayed locked or unreachable: nothing started, nothing lost
-        raise RunInputError(f"The thread registry is busy ({exc}); try again in a moment.") from None
+        problem = store_error(exc, "the thread registry", "threads.sqlite")  # or it cannot be written at all
+        raise RunInputError(str(problem or f"The thread registry is busy ({exc}); try again in a moment.")) from None
+
+
+def _registry(settings: Settings):
+    """The thread registry, or a RunInputError that says why it cannot be opened (the question is kept)."""
+    try:
+        return get_registry(settings)
+    except StoreError as exc:
+        raise RunInputError(str(exc)) from None
 
 
 def _close(registry, run_id: int, status: str, result: dict) -> None:

@@ -11,13 +11,14 @@ next reader: ``interrupted``, or ``waiting`` again when its thread is still paus
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from core import owner
-from core.db import Database, database_url, shared_database, transient_errors
+from core.db import Database, StoreError, database_url, shared_database, store_error, transient_errors
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -105,7 +106,7 @@ class ThreadRegistry:
         self._exec("UPDATE threads SET status=?, updated_at=? WHERE thread_id=?", (status, time.time(), thread_id))
 
     def rename(self, thread_id: str, title: str) -> None:
-        title = " ".join(title.split())[:80]
+        title = " ".join(title.replace("\x00", "").split())[:80]
         if not title:
             raise ValueError("a thread title cannot be empty")
         self._exec("UPDATE threads SET title=? WHERE thread_id=?", (title, thread_id))
@@ -283,6 +284,22 @@ def get_registry(where) -> ThreadRegistry:
     key = url or str(Path(getattr(where, "data_dir", where)).resolve())
     with _lock:
         if key not in _registries:
-            _registries[key] = ThreadRegistry(url or Path(key), lambda tid: bool(pending_interrupts(url or Path(key), tid)))
-            _registries[key].reap()
+            try:
+                registry = ThreadRegistry(url or Path(key), lambda tid: bool(pending_interrupts(url or Path(key), tid)))
+                registry.reap()
+            except (sqlite3.DatabaseError, OSError) as exc:  # damaged, or the data directory not writable
+                raise store_error(exc, "the thread registry", "threads.sqlite") or exc from None
+            _registries[key] = registry
         return _registries[key]
+
+
+def store_problem(where) -> str:
+    """Why the thread registry or the checkpoints cannot be used (core.db.StoreError's message), or ''."""
+    from core.checkpoint import get_checkpointer
+
+    try:
+        get_registry(where)
+        get_checkpointer(where)
+    except StoreError as exc:
+        return str(exc)
+    return ""
