@@ -138,21 +138,28 @@ def _build_openai(settings: Settings, name: str, common: dict) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(model=name, api_key=settings.openai_api_key, base_url=settings.openai_base_url or None,
-                      timeout=settings.request_timeout, max_retries=1, **common)
+                      timeout=settings.request_timeout, max_retries=1, http_client=_no_redirects(settings), **common)
 
 
 def _build_ollama(settings: Settings, name: str, common: dict) -> BaseChatModel:
     from langchain_ollama import ChatOllama
 
     return ChatOllama(model=name, base_url=settings.ollama_host, temperature=common["temperature"],
-                      num_predict=common["max_tokens"], client_kwargs={"timeout": settings.request_timeout})
+                      num_predict=common["max_tokens"],
+                      client_kwargs={"timeout": settings.request_timeout, "follow_redirects": False})
 
 
 def _build_compat(settings: Settings, name: str, common: dict) -> BaseChatModel:
     from core.structured import CompatChatModel  # LM Studio, llama.cpp server, vLLM: capabilities negotiated
 
     return CompatChatModel(model=name, base_url=settings.compat_base_url, api_key=settings.compat_api_key or "not-needed",
-                           timeout=settings.request_timeout, max_retries=1, **common)
+                           timeout=settings.request_timeout, max_retries=1, http_client=_no_redirects(settings),
+                           **common)
+
+
+def _no_redirects(settings: Settings) -> httpx.Client:
+    """The OpenAI SDK follows redirects by default: a server (a visitor's) could point the app at an internal one."""
+    return httpx.Client(follow_redirects=False, timeout=settings.request_timeout)
 
 
 def _check_embedded(settings: Settings, model: str) -> ProviderStatus:

@@ -22,6 +22,7 @@ class Recorder(ThreadingHTTPServer):
         self.headers_seen: list[str] = []
         self.paths: list[str] = []  # every path asked for, query included
         self.status, self.body = 200, json.dumps({"data": [{"id": "visitor-model"}]}).encode()
+        self.redirect_to = ""  # with a 3xx status: where the answer points
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -29,6 +30,8 @@ class Recorder(ThreadingHTTPServer):
                 recorder.headers_seen.append(self.headers.get("Authorization") or "")
                 recorder.paths.append(self.path)
                 self.send_response(recorder.status)
+                if recorder.redirect_to:
+                    self.send_header("Location", recorder.redirect_to)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(recorder.body)))
                 self.end_headers()
@@ -45,11 +48,24 @@ class Recorder(ThreadingHTTPServer):
         self.url = f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
+def serve() -> Recorder:
+    server = Recorder()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 @pytest.fixture
 def recorder():
-    server = Recorder()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = serve()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def internal():
+    """A second server: the internal service a redirect would lead to."""
+    server = serve()
     yield server
     server.shutdown()
     server.server_close()
@@ -228,3 +244,17 @@ def test_the_sidebar_says_why_a_typed_url_is_refused_and_never_calls_it(app_data
     assert any("may not have a query" in e.value for e in at.sidebar.error)
     button(at, key_end="sb_test").click().run()
     assert recorder.paths == []
+
+
+@pytest.mark.parametrize("provider", ["openai-compatible", "openai", "ollama"])
+def test_model_calls_follow_no_redirect_to_another_server(recorder, internal, provider):
+    from core.models import friendly_error, get_chat_model
+
+    recorder.status, recorder.redirect_to = 302, internal.url + "/internal/admin"
+    url_field = {"openai-compatible": "compat_base_url", "openai": "openai_base_url", "ollama": "ollama_host"}[provider]
+    settings = with_visitor_endpoints(Settings(provider=provider, model="m", max_tokens=8), urls={url_field: recorder.url},
+                                      keys={"openai_api_key": "sk-visitors-own"})
+    with pytest.raises(Exception) as failure:  # the 302 is an error, not a way to another server
+        get_chat_model(settings).invoke("hello")
+    assert recorder.paths and internal.paths == []
+    assert "internal" not in friendly_error(failure.value, settings)
