@@ -154,7 +154,7 @@ def _build_compat(settings: Settings, name: str, common: dict) -> BaseChatModel:
 
     return CompatChatModel(model=name, base_url=settings.compat_base_url, api_key=settings.compat_api_key or "not-needed",
                            timeout=settings.request_timeout, max_retries=1, http_client=_no_redirects(settings),
-                           **common)
+                           echo_errors="compat_base_url" not in settings.typed_endpoints, **common)
 
 
 def _no_redirects(settings: Settings) -> httpx.Client:

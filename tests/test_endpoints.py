@@ -23,6 +23,7 @@ class Recorder(ThreadingHTTPServer):
         self.paths: list[str] = []  # every path asked for, query included
         self.status, self.body = 200, json.dumps({"data": [{"id": "visitor-model"}]}).encode()
         self.redirect_to = ""  # with a 3xx status: where the answer points
+        self.post_status = 0  # set: POSTs answer this status with INTERNAL_BODY
         recorder = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -39,6 +40,12 @@ class Recorder(ThreadingHTTPServer):
 
             def do_POST(self):  # noqa: N802 - a chat call: read the request, answer like a GET
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if recorder.post_status:  # the model list answers, the model calls fail
+                    self.send_response(recorder.post_status)
+                    self.send_header("Content-Length", str(len(INTERNAL_BODY)))
+                    self.end_headers()
+                    self.wfile.write(INTERNAL_BODY)
+                    return
                 self.do_GET()
 
             def log_message(self, *args):
@@ -258,3 +265,13 @@ def test_model_calls_follow_no_redirect_to_another_server(recorder, internal, pr
         get_chat_model(settings).invoke("hello")
     assert recorder.paths and internal.paths == []
     assert "internal" not in friendly_error(failure.value, settings)
+
+
+def test_the_connection_test_of_a_typed_endpoint_shows_no_error_body(recorder):
+    from core.models import check
+
+    recorder.body, recorder.post_status = json.dumps({"data": [{"id": "m"}]}).encode(), 500
+    settings = with_visitor_endpoints(Settings(provider="openai-compatible", model="m", max_tokens=8),
+                                      urls={"compat_base_url": recorder.url}, keys={})
+    status = check(settings, "openai-compatible", negotiate=True)  # the sidebar's "test connection"
+    assert "SECRET" not in status.line() + " ".join(status.notes) and "stack trace" not in status.line()
