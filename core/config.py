@@ -13,7 +13,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from core.secrets import SECRET_FIELDS, URL_FIELDS, clean_secret, mask_url
+from core.secrets import KEY_FIELDS, SECRET_FIELDS, URL_FIELDS, clean_secret, key_problem, mask_url
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STANDARD_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "TAVILY_API_KEY")
@@ -79,9 +79,11 @@ class Settings:
     max_iterations: int = 5
     # shared deployments: a password asked once per browser session, a read-only mode, and
     # whether visitors may point the app at their own model servers (off: configured URLs only)
+    # (load_settings: both endpoint switches default to off when an app password is set, on otherwise)
     app_password: str = ""
     read_only: bool = False
     allow_custom_endpoints: bool = True
+    allow_private_endpoints: bool = True  # typed URLs may name loopback / private addresses (LM Studio on localhost)
     # limits per ingested file (server.maxUploadSize in .streamlit/config.toml matches max_file_mb)
     max_file_mb: int = 20
     max_pdf_pages: int = 500
@@ -99,10 +101,31 @@ class Settings:
     def __post_init__(self):
         for name in (*SECRET_FIELDS, *URL_FIELDS):  # however a key arrives (env, .env, sidebar, code), it is used stripped
             object.__setattr__(self, name, clean_secret(getattr(self, name)))
+        refused = [name for name in KEY_FIELDS if key_problem(name, getattr(self, name))]
+        if refused:  # never sent, never used to redact texts; the sidebar and the status checks say why
+            for name in refused:
+                object.__setattr__(self, name, "")
+            earlier = self.extra.get("refused_keys", ())
+            object.__setattr__(self, "extra", {**self.extra, "refused_keys": tuple(sorted({*earlier, *refused}))})
 
     @property
     def data_path(self) -> Path:
         return Path(self.data_dir)
+
+    @property
+    def refused_keys(self) -> tuple[str, ...]:
+        """Key settings that were given a value too short to be a key (core.secrets.key_problem), still unset."""
+        return tuple(name for name in self.extra.get("refused_keys", ()) if not getattr(self, name))
+
+    @property
+    def typed_endpoints(self) -> tuple[str, ...]:
+        """URL fields that hold a URL a visitor typed (their error bodies are never echoed)."""
+        return tuple(self.extra.get("typed_endpoints", ()))
+
+    @property
+    def refused_urls(self) -> dict:
+        """URL field -> why the URL a visitor typed there was refused (core.endpoints)."""
+        return dict(self.extra.get("refused_urls", {}))
 
     @property
     def custom_endpoints(self) -> bool:
@@ -138,21 +161,30 @@ def with_visitor_endpoints(base: Settings, urls: dict, keys: dict) -> Settings:
     """``base`` with the URLs and keys a browser visitor typed, never pairing the server's key with their URL.
 
     A URL that differs from the configured one is sent the visitor's own key or none at all; with
-    custom endpoints off (or read-only) the typed URLs are ignored.
+    custom endpoints off (or read-only) the typed URLs are ignored. A typed URL the server must not
+    call (core.endpoints) is refused: the configured one stays, and ``refused_urls`` says why.
     """
+    from core.endpoints import typed_endpoint_problem
+
     changes: dict = {}
+    typed_fields, refused = [], {}
     for url_field, key_field in ENDPOINT_KEYS.items():
         configured = getattr(base, url_field)
         url = (urls.get(url_field) or "").strip() if base.custom_endpoints else ""
         custom = bool(url) and url.rstrip("/") != configured.rstrip("/")
+        problem = typed_endpoint_problem(url, base.allow_private_endpoints) if custom else ""
+        if problem:
+            refused[url_field], custom = problem, False
         if custom:
             changes[url_field] = url
+            typed_fields.append(url_field)
         if key_field:
             typed = (keys.get(key_field) or "").strip()
             if typed:
                 changes[key_field] = typed
             elif custom:
                 changes[key_field] = ""
+    changes["extra"] = {**base.extra, "typed_endpoints": tuple(typed_fields), "refused_urls": refused}
     return base.with_(**changes)
 
 
@@ -219,4 +251,7 @@ def load_settings(root: Path | None = None, **explicit) -> Settings:
                         pass  # a malformed number keeps the lower layer's value
         if f.name in explicit and explicit[f.name] is not None:
             values[f.name] = explicit[f.name]
+    shared = bool(clean_secret(values.get("app_password")))  # a password means others use this server
+    for name in ("allow_custom_endpoints", "allow_private_endpoints"):
+        values.setdefault(name, not shared)
     return Settings(**values)

@@ -13,12 +13,18 @@ from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 # provider -> the setting that holds its key (the sidebar offers these for typing)
 PROVIDER_KEY_FIELDS = {"openai": "openai_api_key", "openai-compatible": "compat_api_key"}
-SECRET_FIELDS = (*PROVIDER_KEY_FIELDS.values(), "tavily_api_key", "app_password")
+KEY_FIELDS = (*PROVIDER_KEY_FIELDS.values(), "tavily_api_key")  # API keys: sent to servers, redacted from texts
+# the app password is masked where settings are shown, but never redacted from answers: a common word
+# ("steak") would be mangled everywhere, and the *** in an export would tell a reader what the password is
+SECRET_FIELDS = (*KEY_FIELDS, "app_password")
+MIN_KEY_CHARS = 8  # a shorter "key" is refused: redacting it would mangle every text (a key "a")
 # settings that are URLs of shared servers: shown and stored with their password masked, the password redacted
 URL_FIELDS = ("database_url", "chroma_url")
 MASK = "***"
 # an Authorization header value, whatever the token is (a key we do not know, or one in an odd form)
-_BEARER = re.compile(r"\b([Bb]earer)(\s+|%20|\+)(?!\*\*\*)[^\s'\"\\,;)\]}]+")
+_BEARER = re.compile(r"\b([Bb]earer)(\s+|%20|\+)(?!\*\*\*)([^\s'\"\\,;)\]}]+)")
+_TOKEN_CHARS = r"[\w-]"  # what continues a token: a form followed or preceded by one is part of a longer word
+LONG_TOKEN = 20  # a Bearer value this long (or with a digit) is a token, not an English word
 
 
 def clean_secret(value) -> str:
@@ -26,13 +32,24 @@ def clean_secret(value) -> str:
     return str(value or "").strip()
 
 
+def refused_key_message(name: str) -> str:
+    """What to tell the person who gave the key setting ``name`` a value too short to be a key."""
+    return f"{name.upper()} is refused: a key has at least {MIN_KEY_CHARS} characters; set the real key, or leave it empty"
+
+
+def key_problem(name: str, value: str) -> str:
+    """Why ``value`` cannot be the key ``name`` (too short), or '' when it can (or is empty)."""
+    value = clean_secret(value)
+    return refused_key_message(name) if 0 < len(value) < MIN_KEY_CHARS else ""
+
+
 def secret_values(settings) -> list[str]:
-    """Every non-empty secret of a Settings object (or of a plain list of strings)."""
+    """Every non-empty secret to redact from texts: the API keys and URL passwords (not the app password)."""
     if settings is None:
         return []
     if isinstance(settings, (list, tuple, set)):
         return [s for s in settings if s]
-    keys = [value for name in SECRET_FIELDS if (value := getattr(settings, name, ""))]
+    keys = [value for name in KEY_FIELDS if (value := getattr(settings, name, "")) and not key_problem(name, value)]
     return keys + [password for name in URL_FIELDS if (password := url_password(getattr(settings, name, "")))]
 
 
@@ -75,16 +92,16 @@ def redact(text, secrets) -> str:
 
     ``secrets`` is a Settings object or a list of key values.
     """
-    return _redact(text, _all_forms(secrets))
+    return _redact(text, _secrets_pattern(secrets))
 
 
 def redact_all(value, secrets):
     """``redact`` applied to every string inside nested dicts, lists and tuples."""
-    forms = _all_forms(secrets)
+    pattern = _secrets_pattern(secrets)
 
     def walk(item):
         if isinstance(item, str):
-            return _redact(item, forms)
+            return _redact(item, pattern)
         if isinstance(item, dict):
             return {k: walk(v) for k, v in item.items()}
         if isinstance(item, (list, tuple)):
@@ -94,14 +111,32 @@ def redact_all(value, secrets):
     return walk(value)
 
 
-def _all_forms(secrets) -> list[str]:
-    """Longest first: a form that contains another is replaced whole."""
-    return sorted({f for s in secret_values(secrets) for f in _forms(s)}, key=len, reverse=True)
+def _secrets_pattern(secrets) -> re.Pattern | None:
+    """The pattern of every form of every secret, longest first: a form that contains another is replaced whole."""
+    return _pattern(sorted({f for s in secret_values(secrets) for f in _forms(s)}, key=len, reverse=True))
 
 
-def _redact(text, forms: list[str]):
+def _token_shaped(value: str) -> bool:
+    """A Bearer value that looks like a credential (a digit, or long), not an English word ("bonds")."""
+    return any(c.isdigit() for c in value) or len(value) >= LONG_TOKEN
+
+
+def _bearer(match: re.Match) -> str:
+    scheme, space, value = match.groups()
+    return f"{scheme}{space}{MASK}" if _token_shaped(value) else match.group(0)
+
+
+def _pattern(forms: list[str]) -> re.Pattern | None:
+    """One regex of every form, each only where it is a whole token (not inside a longer word)."""
+    if not forms:
+        return None
+    alternatives = "|".join(re.escape(f) for f in forms)  # longest first: a form containing another wins
+    return re.compile(f"(?<!{_TOKEN_CHARS})(?:{alternatives})(?!{_TOKEN_CHARS})")
+
+
+def _redact(text, pattern: re.Pattern | None):
     if not isinstance(text, str) or not text:
         return text
-    for form in forms:
-        text = text.replace(form, MASK)
-    return _BEARER.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+    if pattern is not None:
+        text = pattern.sub(MASK, text)
+    return _BEARER.sub(_bearer, text)

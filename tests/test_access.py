@@ -5,9 +5,11 @@ from app_support import app_data, assert_clean, button, open_page, texts  # noqa
 from streamlit.testing.v1 import AppTest
 
 import core.knowledge.base
+import core.store.access_limit
 from core.cli.main import main
 from core.config import load_settings
 from core.knowledge.base import KnowledgeBase, ReadOnlyError
+from core.store.access_limit import FREE_ATTEMPTS, AccessLimiter, MemoryCounters
 from core.store.threads import get_registry
 from ui.access import password_matches
 
@@ -17,6 +19,27 @@ PASSWORD = "open sesame"
 
 def gate(at: AppTest) -> bool:
     return any(w.key == "access_password" for w in at.text_input)
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(autouse=True)
+def counters(monkeypatch) -> Clock:
+    """Fresh wrong-password counters per test (they are process-wide), on a clock the test moves."""
+    clock = Clock()
+    monkeypatch.setattr(core.store.access_limit, "_limiters", {"": AccessLimiter(MemoryCounters(), clock)})
+    return clock
+
+
+def guess(at: AppTest, password: str) -> AppTest:
+    at.text_input(key="access_password").set_value(password)
+    return at.button[0].click().run()
 
 
 def test_the_password_is_asked_once_per_session_before_any_page_renders(app_data, monkeypatch):
@@ -36,6 +59,20 @@ def test_the_password_is_asked_once_per_session_before_any_page_renders(app_data
     deep_link = AppTest.from_file(APP, default_timeout=60)  # a new session on any page is asked again
     deep_link.switch_page("pages/9_Knowledge_base.py").run()
     assert gate(deep_link) and not deep_link.expander
+
+
+def test_wrong_guesses_count_across_sessions_and_a_locked_out_guess_is_not_checked(app_data, monkeypatch, counters):
+    monkeypatch.setenv("RAG_APP_PASSWORD", PASSWORD)
+    guesser = AppTest.from_file(APP, default_timeout=60).run()
+    for _ in range(FREE_ATTEMPTS):
+        assert guess(guesser, "steak").error[0].value == "Wrong password."
+    other = AppTest.from_file(APP, default_timeout=60).run()  # another session from the same address
+    guess(other, PASSWORD)
+    assert_clean(other)
+    assert gate(other) and "wait 1 s" in other.error[0].value  # the right password was not even checked
+    counters.now += 1
+    guess(other, PASSWORD)
+    assert not gate(other) and other.sidebar.button
 
 
 def test_password_comparison_is_exact():

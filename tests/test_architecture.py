@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # top to bottom; a module may import its own layer and the layers below it
 LAYERS = ["ui", "core.cli", "core.studio", "core.run", "core.patterns", "core.runtime", "core.knowledge", "core.llm",
           "core.store", "core.base"]
-BASE = ("core.config", "core.secrets", "core.prompts")  # the bottom layer: settings, secrets, prompt text
+BASE = ("core.config", "core.secrets", "core.endpoints", "core.prompts")  # bottom: settings, secrets, URL policy, prompts
 
 
 def layer(module: str) -> str | None:

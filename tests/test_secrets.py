@@ -54,7 +54,7 @@ def test_keys_are_stripped_however_they_arrive(tmp_path, monkeypatch):
     assert (loaded.openai_api_key, loaded.tavily_api_key, loaded.compat_api_key) == (
         "sk-test-SECRET-123", KEY, "compat-SECRET-789")
     assert Settings(tavily_api_key=f" {KEY}\n").tavily_api_key == KEY
-    assert loaded.with_(openai_api_key="sk-x \n").openai_api_key == "sk-x"
+    assert loaded.with_(openai_api_key="sk-x-long \n").openai_api_key == "sk-x-long"
 
 
 @pytest.mark.parametrize("text", LEAKS)
@@ -108,5 +108,78 @@ def test_one_list_names_every_secret_setting():
 
     assert {f.name for f in fields(Settings) if f.name.endswith(("_key", "_password"))} == set(SECRET_FIELDS)
     assert set(SECRET_KEYS) == set(KEY_FIELDS.values()) == set(PROVIDER_KEY_FIELDS.values()) <= set(SECRET_FIELDS)
-    shown = Settings(openai_api_key="a1", tavily_api_key="b2", compat_api_key="c3", app_password="d4").public()
+    shown = Settings(openai_api_key="a1-key-long", tavily_api_key="b2-key-long", compat_api_key="c3-key-long",
+                     app_password="d4").public()
     assert all(shown[name] == "***" for name in SECRET_FIELDS)
+
+
+# ---------------------------------------------------------------- redaction that leaves ordinary text alone (#21)
+
+
+def test_the_app_password_is_never_redacted_from_answers_but_stays_masked_in_settings(settings):
+    from core.secrets import redact, redact_all
+    from core.studio.export import to_markdown
+
+    settings = settings.with_(app_password="steak")
+    answer = "The signature steak costs ₩35,000 [1]."
+    assert redact(answer, settings) == answer
+    assert redact_all({"answer": answer}, settings) == {"answer": answer}
+    assert "The signature steak costs" in to_markdown({"pattern": "basic", "question": "steak?", "answer": answer,
+                                                      "trace": []}, settings)
+    assert settings.public()["app_password"] == "***" and "steak" not in repr(settings)
+
+
+def test_a_key_shorter_than_eight_characters_is_refused_as_a_key(tmp_path, monkeypatch):
+    from core.config import Settings, load_settings, with_visitor_endpoints
+    from core.secrets import MIN_KEY_CHARS, key_problem, redact
+
+    assert MIN_KEY_CHARS == 8
+    assert "at least 8 characters" in key_problem("openai_api_key", "a")
+    assert key_problem("openai_api_key", "sk-long-enough") == "" and key_problem("openai_api_key", "") == ""
+    monkeypatch.setenv("OPENAI_API_KEY", "short")
+    loaded = load_settings(root=tmp_path)
+    assert loaded.openai_api_key == "" and loaded.refused_keys == ("openai_api_key",)
+    typed = with_visitor_endpoints(Settings(), urls={"compat_base_url": "http://mine:1/v1"}, keys={"compat_api_key": "a"})
+    assert typed.compat_api_key == "" and typed.refused_keys == ("compat_api_key",)
+    text = "The answer: a bank"
+    assert redact(text, Settings(compat_api_key="a")) == text  # never "The ***nswer: *** b***nk"
+
+
+def test_the_provider_check_says_a_configured_key_was_refused(tmp_path, monkeypatch):
+    from core.config import load_settings
+    from core.llm.models import check
+
+    monkeypatch.setenv("OPENAI_API_KEY", "short")
+    status = check(load_settings(root=tmp_path, provider="openai"), "openai")
+    assert status.status == "bad key" and "at least 8 characters" in status.detail
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("Bearer bonds are bearer instruments", "Bearer bonds are bearer instruments"),
+    ("The bearer of this note, bearer cheque", "The bearer of this note, bearer cheque"),
+    # a longer token that merely starts with the key is another token; the key itself is masked
+    ("sk-test-SECRET-1234 is not sk-test-SECRET-123", "sk-test-SECRET-1234 is not ***"),
+])
+def test_redaction_leaves_words_and_longer_tokens_alone(text, shown):
+    from core.secrets import redact
+
+    assert redact(text, [SECRETS[0]]) == shown
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: Bearer abc123def", "Authorization: Bearer tvly-another-unknown-token",
+    "header 'Bearer sk-test-SECRET-123\\n'", "key=sk-test-SECRET-123.", "(sk-test-SECRET-123)",
+])
+def test_redaction_still_masks_token_shaped_text(text):
+    from core.secrets import redact
+
+    out = redact(text, [SECRETS[0]])
+    assert "SECRET" not in out and "abc123def" not in out and "unknown-token" not in out and "***" in out
+
+
+def test_keys_with_regex_metacharacters_are_masked():
+    from core.secrets import redact
+
+    key = "k3y.+*?[(|$^\\"
+    assert redact(f"failed with {key} here", [key]) == "failed with *** here"
+    assert redact("failed with k3yX+*?[(|$^\\ here", [key]) == "failed with k3yX+*?[(|$^\\ here"

@@ -82,7 +82,7 @@ def test_the_registry_on_postgres_lists_renames_and_keeps_runs(database_url):
     registry.delete("b")
     assert registry.get("b") is None
     version = registry.database.execute("SELECT max(version) AS v FROM rag_schema").one()["v"]
-    assert version == 1 and ThreadRegistry(database_url).database.migrate() == 1  # applied once, not again
+    assert version == 2 and ThreadRegistry(database_url).database.migrate() == 2  # applied once, not again
 
 
 def test_two_registries_racing_for_one_claim_have_exactly_one_winner(database_url):

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import time
 
 import streamlit as st
 
 from core.config import load_settings
+from core.store.access_limit import LOCAL_CLIENT, limiter_for
 from ui.i18n import t
-
-WRONG_PASSWORD_DELAY = 1.0  # seconds: each wrong guess costs the guesser time
 
 
 def password_matches(typed: str, expected: str) -> bool:
@@ -19,20 +17,43 @@ def password_matches(typed: str, expected: str) -> bool:
     return hmac.compare_digest(hashlib.sha256(typed.encode()).digest(), hashlib.sha256(expected.encode()).digest())
 
 
+def client_address() -> str:
+    """The browser's address as the server sees it (None on localhost and in AppTest: one shared key)."""
+    try:
+        address = st.context.ip_address
+    except Exception:  # no script context (a bare run): the shared key
+        return LOCAL_CLIENT
+    return address if isinstance(address, str) and address else LOCAL_CLIENT  # AppTest gives a mock
+
+
 def require_access() -> None:
-    """Stop the page here until this browser session has given the app password, if one is set."""
+    """Stop the page here until this browser session has given the app password, if one is set.
+
+    Guesses are counted per client address across sessions (and replicas) by core.store.access_limit; a
+    locked-out address is told to wait and its guess is not checked. Nothing sleeps.
+    """
     if st.session_state.get("access_granted"):
         return
-    password = load_settings().app_password
-    if not password:
+    settings = load_settings()
+    if not settings.app_password:
         return
     st.title(t("app_title"))
     with st.form("access_gate"):
         typed = st.text_input(t("password"), type="password", key="access_password")
         if st.form_submit_button(t("enter"), type="primary"):
-            if password_matches(typed, password):
-                st.session_state["access_granted"] = True
-                st.rerun()
-            time.sleep(WRONG_PASSWORD_DELAY)
-            st.error(t("wrong_password"))
+            _check(typed, settings)
     st.stop()
+
+
+def _check(typed: str, settings) -> None:
+    limiter, client = limiter_for(settings), client_address()
+    wait = limiter.attempt(client)
+    if wait:
+        st.error(t("locked_out", seconds=wait))
+        return
+    right = password_matches(typed, settings.app_password)
+    limiter.finish(client, right)
+    if right:
+        st.session_state["access_granted"] = True
+        st.rerun()
+    st.error(t("wrong_password"))

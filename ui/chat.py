@@ -16,7 +16,7 @@ from ui.nav import linked_thread_notice
 from ui.result_view import result_details
 from ui.review_panel import resume_live, review_controls
 from ui.sidebar import sidebar
-from ui.state import current_thread, ensure_samples, set_thread
+from ui.state import current_thread, ensure_samples, set_thread, stores_ready
 from ui.whatif import whatif_panel
 
 RUNNING_POLL_SECONDS = 2  # how often a turn running elsewhere checks whether it has ended
@@ -28,7 +28,7 @@ def chat_page(pattern_id: str) -> None:
     settings, options = sidebar(pattern_id)
     st.title(pattern.title)  # md-safe: the registry's title
     st.caption(pattern_description(pattern).replace("\n", "  \n"))
-    if not ensure_samples(settings):
+    if not stores_ready(settings) or not ensure_samples(settings):
         return
     if linked_thread_notice(pattern_id, settings):  # a stale ?thread= link: said so, and a new chat opens
         set_thread(pattern_id, None)

@@ -25,9 +25,17 @@ STRINGS = {
     "api_key": ("API key (kept in memory only)", "API 키 (메모리에만 보관)"),
     "base_url_help": ("A URL you change here is sent only the key you type below, never the server's key.",
                       "여기서 바꾼 URL에는 아래에 입력한 키만 보내며, 서버의 키는 보내지 않습니다."),
+    "key_too_short": ("This key is refused: a key has at least {n} characters. Paste the whole key, or leave the field empty.",
+                      "이 키는 사용하지 않습니다. 키는 {n}자 이상입니다. 키 전체를 붙여 넣거나 비워 두세요."),
+    "url_refused": ("This URL is not used ({reason}); the configured server is used instead.",
+                    "이 URL은 사용하지 않습니다 ({reason}). 설정된 서버를 대신 사용합니다."),
     "password": ("Password", "비밀번호"),
     "enter": ("Enter", "입장"),
     "wrong_password": ("Wrong password.", "비밀번호가 틀렸습니다."),
+    "locked_out": ("Too many wrong passwords from your address: wait {seconds} s before the next try "
+                   "(this try was not checked).",
+                   "이 주소에서 비밀번호가 여러 번 틀렸습니다. {seconds}초 뒤에 다시 시도하세요 "
+                   "(이번 입력은 확인하지 않았습니다)."),
     "read_only_threads": ("Read-only mode: threads cannot be renamed or deleted here.",
                           "읽기 전용 모드: 여기서는 스레드 이름을 바꾸거나 삭제할 수 없습니다."),
     "read_only_kb": ("Read-only mode: uploads, deletions and re-indexing are switched off.",

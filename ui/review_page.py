@@ -11,7 +11,7 @@ from ui.pages import page_for, pattern_title
 from ui.result_view import result_details
 from ui.review_panel import resume_live, review_controls, waits_for
 from ui.sidebar import sidebar
-from ui.state import ensure_samples
+from ui.state import ensure_samples, stores_ready
 
 
 def review_page() -> None:
@@ -19,7 +19,7 @@ def review_page() -> None:
     settings, _ = sidebar(None)
     st.title(t("review_title"))
     st.caption(t("review_intro"))
-    if not ensure_samples(settings):
+    if not stores_ready(settings) or not ensure_samples(settings):
         return
     for i, done in enumerate(st.session_state.get("reviewed", [])):
         _resumed(done, settings, i)

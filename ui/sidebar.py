@@ -9,7 +9,7 @@ import streamlit as st
 from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings, load_settings
 from core.llm.models import check, list_models, model_name
 from core.patterns import get_pattern
-from core.secrets import PROVIDER_KEY_FIELDS
+from core.secrets import MIN_KEY_CHARS, PROVIDER_KEY_FIELDS, key_problem
 from core.store.checkpoint import get_checkpointer
 from core.store.threads import get_registry
 from core.studio.render import safe_markdown
@@ -17,7 +17,7 @@ from ui.access import require_access
 from ui.i18n import LANGUAGES, t
 from ui.nav import nav_links
 from ui.pages import pattern_variants
-from ui.state import bound, current_settings, current_thread, embedded_notice, models_for, prefs, set_thread
+from ui.state import bound, current_settings, current_thread, embedded_notice, models_for, prefs, set_thread, stores_ready
 
 STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️", "cancelled": "⏹️", "interrupted": "⏹️"}
 URL_FIELDS = {"openai": "openai_base_url", "ollama": "ollama_host", "openai-compatible": "compat_base_url"}
@@ -93,11 +93,17 @@ def _endpoint_fields(provider: str) -> None:
 
     A typed URL is never sent the server's key (core.config.with_visitor_endpoints): say so.
     """
-    if current_settings().custom_endpoints and provider in URL_FIELDS:
+    settings = current_settings()
+    if settings.custom_endpoints and provider in URL_FIELDS:
         bound(st.text_input, URL_FIELDS[provider], t("base_url"),
               help=t("base_url_help") if provider in KEY_FIELDS else None)
+        refused = settings.refused_urls.get(URL_FIELDS[provider])
+        if refused:  # core.endpoints refused it: the configured server is used instead
+            st.error(t("url_refused", reason=refused))
     if provider in KEY_FIELDS:
-        bound(st.text_input, KEY_FIELDS[provider], t("api_key"), type="password")
+        typed = bound(st.text_input, KEY_FIELDS[provider], t("api_key"), type="password")
+        if key_problem(KEY_FIELDS[provider], typed or ""):  # refused in core too (Settings): never sent, never redacted
+            st.error(t("key_too_short", n=MIN_KEY_CHARS))
 
 
 def _run_options(p: dict, pattern_id: str | None) -> dict:
@@ -150,8 +156,10 @@ def _sources(p: dict, pattern_id: str) -> list[str] | None:
 
 
 def _threads(pattern_id: str, settings: Settings) -> None:
-    registry = get_registry(settings)
     st.subheader(t("threads"))
+    if not stores_ready(settings, sidebar=True):  # a damaged or unwritable store: the page says why
+        return
+    registry = get_registry(settings)
     if st.button(t("new_chat"), key="sb_new_chat", icon="➕", width="stretch"):
         set_thread(pattern_id, None)
         st.rerun()

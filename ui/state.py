@@ -15,7 +15,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_embedder, with_visitor_endpoints
 from core.llm.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
 from core.secrets import PROVIDER_KEY_FIELDS, secret_values
-from core.store.threads import get_registry
+from core.store.threads import get_registry, store_problem
 from core.studio.render import plain_markdown
 from ui.i18n import default_language, t
 
@@ -109,6 +109,15 @@ def provider_status(settings: Settings) -> ProviderStatus:
 
 
 # ---------------------------------------------------------------- the open thread of each pattern
+
+
+def stores_ready(settings: Settings, sidebar: bool = False) -> bool:
+    """Whether threads and checkpoints can be used; if not, core's message is shown (never a traceback)."""
+    problem = store_problem(settings)
+    if problem:
+        (st.caption if sidebar else st.error)(problem)
+    return not problem
+
 
 
 def current_thread(pattern_id: str, settings: Settings) -> str | None:

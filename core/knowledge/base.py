@@ -86,7 +86,9 @@ def local_client(path: Path):
         if key in _clients and not (path / "chroma.sqlite3").is_file():
             _clients.pop(key).close()
         if key not in _clients:
-            path.mkdir(parents=True, exist_ok=True)
+            from core.store.db import private_dir  # Chroma's files: the app's user only (0700), data dir created 0700
+
+            private_dir(path, ours=True)
             _clients[key] = chromadb.PersistentClient(
                 path=key, settings=ChromaSettings(anonymized_telemetry=False, allow_reset=True)
             )

@@ -8,7 +8,7 @@ from typing import Literal
 from langchain_core.documents import Document
 
 from core.config import Settings
-from core.secrets import redact
+from core.secrets import redact, refused_key_message
 
 MAX_QUERY_CHARS = 380  # Tavily rejects long queries with HTTP 400
 
@@ -69,7 +69,9 @@ def web_search(query: str, settings: Settings, max_results: int = 3, client=None
         return WebResult("empty", reason="empty query", query=query)
     if client is None:
         if not settings.tavily_api_key:
-            return WebResult("unavailable", reason="web search is not configured (no TAVILY_API_KEY)", query=query)
+            reason = (refused_key_message("tavily_api_key") if "tavily_api_key" in settings.refused_keys
+                      else "web search is not configured (no TAVILY_API_KEY)")
+            return WebResult("unavailable", reason=reason, query=query)
         try:
             from langchain_tavily import TavilySearch
 

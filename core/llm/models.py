@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,7 +12,8 @@ from langchain_core.language_models import BaseChatModel
 
 from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings
 from core.llm.model_files import ALIASES, EMBEDDED_MODELS, ModelFileError, Progress, embedded_model
-from core.secrets import redact
+from core.secrets import PROVIDER_KEY_FIELDS, redact, refused_key_message
+from core.store.db import StoreError, store_error
 
 CHECK_TIMEOUT = 2.5  # seconds; check() must answer within 3
 
@@ -136,21 +138,28 @@ def _build_openai(settings: Settings, name: str, common: dict) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(model=name, api_key=settings.openai_api_key, base_url=settings.openai_base_url or None,
-                      timeout=settings.request_timeout, max_retries=1, **common)
+                      timeout=settings.request_timeout, max_retries=1, http_client=_no_redirects(settings), **common)
 
 
 def _build_ollama(settings: Settings, name: str, common: dict) -> BaseChatModel:
     from langchain_ollama import ChatOllama
 
     return ChatOllama(model=name, base_url=settings.ollama_host, temperature=common["temperature"],
-                      num_predict=common["max_tokens"], client_kwargs={"timeout": settings.request_timeout})
+                      num_predict=common["max_tokens"],
+                      client_kwargs={"timeout": settings.request_timeout, "follow_redirects": False})
 
 
 def _build_compat(settings: Settings, name: str, common: dict) -> BaseChatModel:
     from core.llm.structured import CompatChatModel  # LM Studio, llama.cpp server, vLLM: capabilities negotiated
 
     return CompatChatModel(model=name, base_url=settings.compat_base_url, api_key=settings.compat_api_key or "not-needed",
-                           timeout=settings.request_timeout, max_retries=1, **common)
+                           timeout=settings.request_timeout, max_retries=1, http_client=_no_redirects(settings),
+                           echo_errors="compat_base_url" not in settings.typed_endpoints, **common)
+
+
+def _no_redirects(settings: Settings) -> httpx.Client:
+    """The OpenAI SDK follows redirects by default: a server (a visitor's) could point the app at an internal one."""
+    return httpx.Client(follow_redirects=False, timeout=settings.request_timeout)
 
 
 def _check_embedded(settings: Settings, model: str) -> ProviderStatus:
@@ -262,6 +271,8 @@ def check(settings: Settings, provider: str | None = None, negotiate: bool = Fal
     try:
         provider = provider or resolve_provider(settings)
         model = model_name(settings, provider)
+        if PROVIDER_KEY_FIELDS.get(provider) in settings.refused_keys:  # a key too short to be one: say so
+            return ProviderStatus(provider, model, "bad key", refused_key_message(PROVIDER_KEY_FIELDS[provider]))
         status = PROVIDER_TABLE[provider].check(settings, model)
         if negotiate and status.ok and provider == "openai-compatible":
             from core.llm.structured import describe, negotiate_endpoint
@@ -278,8 +289,12 @@ def friendly_error(exc: BaseException, settings: Settings | None = None) -> str:
     """One line that says what went wrong with a model call and how to fix it."""
     name = exc.__class__.__name__
     text = str(exc)
-    if isinstance(exc, (ProviderError, ModelFileError)):
+    if isinstance(exc, (ProviderError, ModelFileError, StoreError)):  # already one clear line
         return text
+    if isinstance(exc, sqlite3.DatabaseError):  # the checkpoints a run writes: a store problem, not the model's
+        problem = store_error(exc, "the checkpoint database", "checkpoints.sqlite")
+        if problem:
+            return str(problem)
     text = redact(text, settings)  # never echo a key back, in any form it takes
     lowered = (name + " " + text).lower()
     if "authentication" in lowered or "401" in lowered or "invalid api key" in lowered:
@@ -292,4 +307,14 @@ def friendly_error(exc: BaseException, settings: Settings | None = None) -> str:
         return "The model is not available on this server: pull or load it first, or pick another model."
     if "context window" in lowered or "exceed context" in lowered:
         return "The conversation is too long for this model's context: start a new chat or lower k."
+    if settings is not None and settings.typed_endpoints:  # a visitor's URL: its error body may be anyone's page
+        code = _status_code(exc)
+        return f"The model call failed ({name})" + (f": the server answered HTTP {code}." if code else ".")
     return f"The model call failed ({name}): {text[:200]}"
+
+
+def _status_code(exc: BaseException) -> int | None:
+    """The HTTP status of a failed call (openai, httpx and ollama errors each keep it somewhere)."""
+    response = getattr(exc, "response", None)
+    code = getattr(exc, "status_code", None) or getattr(response, "status_code", None)
+    return code if isinstance(code, int) else None

@@ -95,8 +95,8 @@ def _negotiated(model: CompatChatModel, schema: type[BaseModel], messages, confi
         try:
             value = _METHODS[method](model, schema, messages, config)
         except MethodRefused as exc:
-            with state.lock:
-                state.refused[method] = str(exc)[:160]
+            with state.lock:  # a visitor's server: its status only, never its body (it may be an internal page)
+                state.refused[method] = str(exc)[:160] if model.echo_errors else str(exc).split(":")[0]
                 if state.method == method:
                     state.method = None
             continue
@@ -276,6 +276,8 @@ def _emulated(model: CompatChatModel, tools: list[dict], tool_choice, parallel: 
 
 class CompatChatModel(ChatOpenAI):
     """ChatOpenAI for an OpenAI-compatible server whose capabilities are negotiated, not assumed."""
+
+    echo_errors: bool = True  # False for a URL a visitor typed: what it refused is said without its error body
 
     def _get_request_payload(self, input_, *, stop=None, **kwargs) -> dict:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)

@@ -27,8 +27,8 @@ from core.runtime.review import ReviewDecisionError, normalise_decision
 from core.runtime.trace import UsageCallback, merge_usage
 from core.secrets import redact_all
 from core.store.checkpoint import get_checkpointer, pending_interrupts
+from core.store.db import StoreError, store_error, transient_errors
 from core.store.db import errors as db_errors
-from core.store.db import transient_errors
 from core.store.history import turn_message_id
 from core.store.threads import ThreadBusyError, get_registry
 
@@ -43,7 +43,8 @@ class RunInputError(ValueError):
 
 
 def check_question(question: str) -> str:
-    text = (question or "").strip()
+    """The question as it is run and stored: trimmed, without NUL characters (Postgres text cannot hold them)."""
+    text = (question or "").replace("\x00", "").strip()
     if not text:
         raise RunInputError("The question is empty: type a question first.")
     if len(text) > MAX_QUESTION_CHARS:
@@ -63,7 +64,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     Every run that claimed its thread is closed with a status, whatever happens: a consumer that
     stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
-    registry = get_registry(settings)
+    registry = _registry(settings)
     if resume is not None:
         thread = registry.get(thread_id or "")
         if not thread:
@@ -213,7 +214,16 @@ def _claim(registry, thread_id: str, pattern_id: str, question: str | None, orig
     except ThreadBusyError as exc:
         raise RunInputError(str(exc)) from None
     except transient_errors() as exc:  # the registry stayed locked or unreachable: nothing started, nothing lost
-        raise RunInputError(f"The thread registry is busy ({exc}); try again in a moment.") from None
+        problem = store_error(exc, "the thread registry", "threads.sqlite")  # or it cannot be written at all
+        raise RunInputError(str(problem or f"The thread registry is busy ({exc}); try again in a moment.")) from None
+
+
+def _registry(settings: Settings):
+    """The thread registry, or a RunInputError that says why it cannot be opened (the question is kept)."""
+    try:
+        return get_registry(settings)
+    except StoreError as exc:
+        raise RunInputError(str(exc)) from None
 
 
 def _close(registry, run_id: int, status: str, result: dict) -> None:

@@ -60,6 +60,8 @@ def normalise_decision(decision) -> dict:
         decision = {"action": decision}
     if not isinstance(decision, dict) or decision.get("action") not in ACTIONS:
         raise ReviewDecisionError(f"a review decision needs an action among {', '.join(ACTIONS)}: {decision!r}")
+    if isinstance(decision.get("question"), str):  # a NUL cannot be stored in Postgres text and means nothing
+        decision = {**decision, "question": decision["question"].replace("\x00", "")}
     if decision["action"] == "edit" and not (str(decision.get("question", "")).strip() or decision.get("tool_calls")):
         raise ReviewDecisionError("an edit needs a non-empty question (or edited tool calls)")
     return decision

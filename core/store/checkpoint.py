@@ -23,7 +23,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from core.config import refuse_if_read_only
 from core.store.db import data_dir as data_dir_of
-from core.store.db import database_url, get_pool
+from core.store.db import database_url, get_pool, private_dir, private_file, store_error
 
 # Types our graph states hold beyond LangGraph's built-in safe list (messages, Documents, Send,
 # Interrupt, datetimes...): none. State is plain data by design; a new type must be added here.
@@ -58,14 +58,26 @@ def get_checkpointer(where):
     key = str(path.resolve())
     with _lock:
         if key not in _savers:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(key, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")  # with WAL: durable across crashes, one fsync less per step
-            saver = SqliteSaver(conn, serde=strict_serde())
-            saver.setup()
-            _savers[key] = saver
+            try:
+                _savers[key] = _sqlite_saver(path)
+            except (sqlite3.DatabaseError, OSError) as exc:  # damaged, or the data directory not writable
+                raise store_error(exc, "the checkpoint database", path.name) or exc from None
         return _savers[key]
+
+
+def _sqlite_saver(path: Path) -> SqliteSaver:
+    private_dir(path.parent)
+    conn = sqlite3.connect(str(path.resolve()), check_same_thread=False)
+    private_file(path)  # before WAL mode: the -wal and -shm files are created with the database's mode
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # with WAL: durable across crashes, one fsync less per step
+        saver = SqliteSaver(conn, serde=strict_serde())
+        saver.setup()
+    except Exception:
+        conn.close()
+        raise
+    return saver
 
 
 def _postgres_saver(url: str):

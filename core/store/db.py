@@ -9,6 +9,7 @@ shared with the checkpointer (autocommit, dict rows, no prepared statements: PgB
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -34,6 +35,10 @@ PG_MIGRATIONS: list[list[str]] = [
         "CREATE INDEX IF NOT EXISTS forks_by_parent ON forks(parent, turn)",
         "CREATE TABLE IF NOT EXISTS saved_records (kind TEXT NOT NULL, id TEXT NOT NULL, record TEXT NOT NULL, "
         "updated_at DOUBLE PRECISION NOT NULL, PRIMARY KEY (kind, id))",
+    ],
+    [  # 2: wrong-password counters per client address, shared by the replicas (core.store.access_limit)
+        "CREATE TABLE IF NOT EXISTS access_counters (client TEXT PRIMARY KEY, failures INTEGER NOT NULL, "
+        "locked_until DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)",
     ],
 ]
 SCHEMA_VERSION = len(PG_MIGRATIONS)
@@ -73,6 +78,62 @@ def transient_errors() -> tuple[type[Exception], ...]:
     except ImportError:
         return (sqlite3.OperationalError,)
     return (sqlite3.OperationalError, psycopg.OperationalError, psycopg.errors.SerializationFailure)
+
+
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600  # data files hold every question, answer and document: the app's user only
+
+
+def private_dir(path: Path, ours: bool = False) -> Path:
+    """Create ``path`` (and its missing parents) 0700; a directory that already existed keeps its mode,
+    unless it is ``ours`` (a folder of the app inside the data directory, such as Chroma's).
+
+    chmod after mkdir, not a umask: the process umask is shared by every thread of the server.
+    """
+    path = Path(path)
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    path.mkdir(parents=True, exist_ok=True)
+    for created in missing + ([path] if ours else []):
+        _chmod(created, PRIVATE_DIR)
+    return path
+
+
+def private_file(path: Path) -> None:
+    """Make a data file the app created 0600 (SQLite gives its -wal and -shm files the same mode)."""
+    if Path(path).exists():
+        _chmod(path, PRIVATE_FILE)
+
+
+def _chmod(path: Path, mode: int) -> None:
+    try:
+        os.chmod(path, mode)
+    except OSError:  # not ours (a mounted volume's root): its owner decides
+        pass
+
+
+class StoreError(RuntimeError):
+    """A data file cannot be opened, read or written; the message says which (by name) and what to do."""
+
+
+# what SQLite says when a file is not a database (or no longer one), and when it cannot be written
+_DAMAGED = ("file is not a database", "malformed", "not a database", "disk image")
+_UNWRITABLE = ("unable to open", "readonly", "read-only", "disk i/o", "permission")
+
+
+def store_error(exc: BaseException, what: str, filename: str) -> StoreError | None:
+    """The clear form of a failure to use a data file (no server path in it); None when it is not one.
+
+    ``what`` names the store for a reader ("the thread registry"); a busy database is not a store error.
+    """
+    text = str(exc).lower()
+    if isinstance(exc, sqlite3.DatabaseError) and any(s in text for s in _DAMAGED):
+        return StoreError(f"{what.capitalize()} ({filename} in the data directory) is damaged and cannot be read. "
+                          f"Stop the app, move {filename} aside (keep it: nothing was deleted) and start again; "
+                          "a new, empty one is made.")
+    if isinstance(exc, OSError) or (isinstance(exc, sqlite3.OperationalError) and any(s in text for s in _UNWRITABLE)):
+        return StoreError(f"{what.capitalize()} ({filename}) cannot be created or written: the data directory "
+                          "(RAG_DATA_DIR) is not writable by the app. Give the app's user write access to it, "
+                          "or point RAG_DATA_DIR at a writable directory.")
+    return None
 
 
 _pools: dict[str, object] = {}
@@ -130,9 +191,10 @@ class Database:
             self.pool = get_pool(url)
             self.key = url
         else:
-            sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(sqlite_path.parent)
             self.key = str(sqlite_path.resolve())
             self.conn = sqlite3.connect(str(sqlite_path), check_same_thread=False)
+            private_file(sqlite_path)
             self.conn.row_factory = sqlite3.Row
 
     @classmethod

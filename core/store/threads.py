@@ -11,6 +11,7 @@ next reader: ``interrupted``, or ``waiting`` again when its thread is still paus
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from core.config import refuse_if_read_only
 from core.store import owner
-from core.store.db import Database, database_url, shared_database, transient_errors
+from core.store.db import Database, StoreError, database_url, shared_database, store_error, transient_errors
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS threads (
@@ -109,7 +110,7 @@ class ThreadRegistry:
 
     def rename(self, thread_id: str, title: str) -> None:
         refuse_if_read_only(self, "renaming a thread")
-        title = " ".join(title.split())[:80]
+        title = " ".join(title.replace("\x00", "").split())[:80]
         if not title:
             raise ValueError("a thread title cannot be empty")
         self._exec("UPDATE threads SET title=? WHERE thread_id=?", (title, thread_id))
@@ -295,7 +296,23 @@ def get_registry(where) -> ThreadRegistry:
     key = (path, read_only)
     with _lock:
         if key not in _registries:
-            _registries[key] = ThreadRegistry(url or Path(path), lambda tid: bool(pending_interrupts(url or Path(path), tid)),
-                                              read_only=read_only)
-            _registries[key].reap()
+            try:
+                registry = ThreadRegistry(url or Path(path), lambda tid: bool(pending_interrupts(url or Path(path), tid)),
+                                          read_only=read_only)
+                registry.reap()
+            except (sqlite3.DatabaseError, OSError) as exc:  # damaged, or the data directory not writable
+                raise store_error(exc, "the thread registry", "threads.sqlite") or exc from None
+            _registries[key] = registry
         return _registries[key]
+
+
+def store_problem(where) -> str:
+    """Why the thread registry or the checkpoints cannot be used (core.store.db.StoreError's message), or ''."""
+    from core.store.checkpoint import get_checkpointer
+
+    try:
+        get_registry(where)
+        get_checkpointer(where)
+    except StoreError as exc:
+        return str(exc)
+    return ""

@@ -62,6 +62,9 @@ def parse_question_set(text: str, name: str = "questions") -> list[dict]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise QuestionSetError(f"{where}: not valid JSON ({exc.msg}); each line must be one JSON object") from None
+        except RecursionError:  # "[[[[..." 100,000 deep: the parser's recursion, not a crash of the page
+            raise QuestionSetError(f"{where}: nested too deeply to be a question; each line must be one JSON object "
+                                   "with a \"question\"") from None
         items.append(_item(data, n, where))
     if not items:
         raise QuestionSetError(f"{name}: no questions found (one JSON object per line, each with a \"question\")")
