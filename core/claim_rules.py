@@ -9,18 +9,18 @@ is left to the model, or called unsupported when there is none.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.claim_numbers import CONFLICTING, Fact, extract, facts_of, quoted_names, squeeze
-from core.claim_spans import Sentence, Span, negated, spans_of, terms
+from core.claim_numbers import CONFLICTING, Fact, extract, facts_of, keys_of, quoted_names, squeeze
+from core.claim_spans import Sentence, Span, is_korean, polarity_differs, spans_of, terms
 
 WINDOW = 3  # spans (best first) a claim's figures may come from, besides the best span's own section
-LOW_OVERLAP = 0.34  # below this share of its terms in the best span (and no close embedding), nothing says it
-LOW_SIMILARITY = 0.84  # cosine of a claim and its best span below which the embedder finds nothing close either
+LOW_OVERLAP = 0.34  # below this share of its terms (by weight) in the best span, nothing says it
 VERBATIM = 0.95  # this share of its terms in one span, figures present, same polarity: supported without a model
 EVIDENCE_SPANS = 3  # spans a model reads per claim
 
@@ -99,6 +99,7 @@ class Evidence:
 
     docs: list[Doc]
     spans: list[Span]
+    korean: bool = True  # the documents are mostly in Hangul
     terms: list[frozenset[str]] = field(default_factory=list)
     keys: list[set[str]] = field(default_factory=list)
     facts: list[list[Fact]] = field(default_factory=list)
@@ -107,7 +108,7 @@ class Evidence:
     @classmethod
     def of(cls, docs: list[Doc]) -> Evidence:
         spans = [span for i, doc in enumerate(docs) for span in spans_of(i, doc.text)]
-        ev = cls(docs, spans)
+        ev = cls(docs, spans, korean=is_korean(" ".join(d.text for d in docs)))
         for span in spans:
             facts, keys = extract(span.quote)
             ev.terms.append(terms(span.heading) | terms(span.quote))
@@ -129,8 +130,16 @@ class _Ranking:
     similarity: list[float] | None
 
 
-def _overlap(wanted: frozenset[str], have: frozenset[str]) -> float:
-    return len(wanted & have) / len(wanted) if wanted else 0.0
+def _overlap(wanted: frozenset[str], have: frozenset[str], weight: dict[str, float]) -> float:
+    """The share of the wanted terms' weight that ``have`` holds."""
+    total = sum(weight[t] for t in wanted)
+    return sum(weight[t] for t in wanted & have) / total if total else 0.0
+
+
+def _weights(ev: Evidence, wanted: frozenset[str]) -> dict[str, float]:
+    """Rarer terms weigh more (idf over the spans): the restaurant's name in every span says little."""
+    n = len(ev.spans)
+    return {t: math.log((n + 1) / (sum(1 for have in ev.terms if t in have) + 0.5)) for t in wanted}
 
 
 def rank(ev: Evidence, claim: str, context: str, facts: list[Fact], claim_vector=None) -> _Ranking:
@@ -138,8 +147,9 @@ def rank(ev: Evidence, claim: str, context: str, facts: list[Fact], claim_vector
     the embedder's similarity when there is one, and its figures only to break ties."""
     own = terms(claim)
     around = terms(context) - own
-    overlap = [_overlap(own, t) for t in ev.terms]
-    lexical = [(o + 0.3 * _overlap(around, t)) / 1.3 if around else o for o, t in zip(overlap, ev.terms)]
+    weight = _weights(ev, own | around)
+    overlap = [_overlap(own, t, weight) for t in ev.terms]
+    lexical = [(o + 0.3 * _overlap(around, t, weight)) / 1.3 if around else o for o, t in zip(overlap, ev.terms)]
     similarity = None
     if claim_vector is not None and ev.vectors:
         similarity = cosines(claim_vector, ev.vectors)
@@ -174,6 +184,7 @@ class Check:
     checked_by: str = "rules"
     spans: list[int] = field(default_factory=list)  # evidence, most telling first
     doubt: str = ""  # a soft reason against: rules mode says unsupported, model mode asks the model
+    undecided: str = ""  # the rules cannot tell: rules mode leaves it unchecked, model mode asks the model
     sure: bool = False  # near-verbatim in one span: supported without a model
 
 
@@ -185,10 +196,10 @@ def _conflict(ev: Evidence, best: int, fact: Fact, claimed: set[str]) -> Fact | 
     return next((f for f in ev.facts[best] if f.kind in kinds and not f.keys & claimed), None)
 
 
-def _figures(ev: Evidence, check: Check, facts: list[Fact], window: list[int]) -> None:
+def _figures(ev: Evidence, check: Check, text: str, facts: list[Fact], window: list[int]) -> None:
     """Every figure must be in a span of the window, and not contradicted by the best span."""
     best = window[0]
-    claimed = set().union(*(f.keys for f in facts)) if facts else set()
+    claimed = keys_of(text)  # every key the claim supports: "2023년 10월" does not contradict "2023년 10월 30일"
     for fact in facts:
         home = next((i for i in window if fact.keys & ev.keys[i]), None)
         other = None if home == best else _conflict(ev, best, fact, claimed)
@@ -228,23 +239,30 @@ def rules_check(ev: Evidence, text: str, context: str = "", claim_vector=None) -
     facts = facts_of(text)
     ranking = rank(ev, text, context, facts, claim_vector)
     window = _window(ev, ranking)
-    best = window[0]
-    _figures(ev, check, facts, window)
-    if check.verdict == "unsupported":
-        return check
-    _quotes(ev, check, text, window)
+    _figures(ev, check, text, facts, window)
+    if check.verdict != "unsupported":
+        _quotes(ev, check, text, window)
     check.spans = list(dict.fromkeys(check.spans + window))[:EVIDENCE_SPANS + 1]
-    if check.verdict == "unsupported":
-        return check
+    if check.verdict != "unsupported":
+        _wording(ev, check, text, facts, ranking)
+    return check
+
+
+def _wording(ev: Evidence, check: Check, text: str, facts: list[Fact], ranking: _Ranking) -> None:
+    """What term overlap says of a claim whose figures passed: a doubt, undecided, or near-verbatim."""
+    best = ranking.order[0]
+    if is_korean(text) != ev.korean:  # another language: shared terms mean little, and so does the embedder's
+        if not facts:  # cosine (0.83-0.87 for right and wrong claims alike); its figures passed above
+            check.undecided = "the documents are in another language: without a model only figures can be compared"
+            check.detail = "other_language"
+        return
     overlap = ranking.overlap[best]
-    close = ranking.similarity is not None and ranking.similarity[best] >= LOW_SIMILARITY
-    if overlap < LOW_OVERLAP and not close:
+    if overlap < LOW_OVERLAP:
         check.doubt, check.detail = "no passage in the documents says this", "not_in_documents"
-    elif overlap >= 0.5 and negated(text) != negated(ev.spans[best].quote):
+    elif polarity_differs(text, ev.spans[best].quote):
         check.doubt, check.detail = f"the documents word it the other way: “{short(ev.spans[best].quote)}”", "negation"
     elif overlap >= VERBATIM and len(terms(text)) >= 3:
         check.sure = True
-    return check
 
 
 def short(text: str, limit: int = 120) -> str:

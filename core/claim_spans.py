@@ -162,7 +162,8 @@ _ENDINGS = sorted("""은 는 이 가 을 를 에 의 와 과 도 로 으로 에�
 입니다 습니다 합니다 됩니다 있습니다 없습니다 이다 였다 했다 한다 된다 있다 없다 이에요 예요 해요 어요 아요 요
 하며 하고 되며 되고 으며 이라 라는 이라는 인 한 된 할 될 하는 되는 있는 없는 에는 으로는 로는 에서는 과는 와는 이란""".split(),
                   key=len, reverse=True)
-_KOREAN_STOP = {"있", "없", "수", "것", "등", "및", "더", "약", "할", "한", "된", "될", "그", "이", "저", "또", "총"}
+_KOREAN_STOP = {"있", "없", "수", "것", "등", "및", "더", "약", "할", "한", "된", "될", "그", "이", "저", "또", "총",
+                "원", "만", "천", "억", "조", "엔", "시", "분"}
 _ENGLISH_STOP = set("""a an the is are was were be been being of to in on at by for with from and or as it its this
 that these those which who whom than then there their they them he she we you your our i me my not no can could
 would should will shall may might must do does did has have had also about into over under per each any all more
@@ -171,10 +172,13 @@ NEGATIONS = re.compile(r"않|없|아니|못|불가|\bnot\b|\bno\b|\bnever\b|n't\
                        re.IGNORECASE)
 
 
+_FIGURE = re.compile(r"\d[\d,.]*\s?[원만천억조년월일시분초명개세인층곳대병잔회차위배]?")
+
+
 def _stem(word: str) -> str:
     for ending in _ENDINGS:
-        if word.endswith(ending) and len(word) > len(ending):
-            return word[: -len(ending)]
+        if word.endswith(ending):
+            return word[: -len(ending)]  # "입니다" after a figure is all ending: nothing left
     return word
 
 
@@ -182,8 +186,11 @@ def _stem(word: str) -> str:
 def terms(text: str) -> frozenset[str]:
     """Hangul bigrams (one-syllable words whole) and lower-case Latin words; no numbers, no stop words."""
     out: set[str] = set()
+    text = _FIGURE.sub(" ", text)  # figures (and the unit on them) are checked on their own
     for word in _HANGUL_WORD.findall(text):
-        stem = _stem(word)
+        stem = _stem(word) if len(word) > 1 else word
+        if not stem:
+            continue
         if len(stem) == 1:
             if stem not in _KOREAN_STOP:
                 out.add(stem)
@@ -196,7 +203,26 @@ def terms(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def negated(text: str) -> bool:
-    """Whether the sentence says no (않/없/아니/못, not/no/never), an odd number of times."""
-    text = re.sub(r"\([^)]*\)", "", text)  # "채식 (육류·해산물 없음)" says yes: the aside is not the statement
+def _says_no(text: str) -> bool:
     return len(NEGATIONS.findall(text)) % 2 == 1
+
+
+def polarity_differs(claim: str, evidence: str) -> bool:
+    """Whether one says no where the other says yes: 않/없/아니/못 (not/no/never) an odd number of times in one
+    of them, with and without their asides in brackets ("채식 (육류 없음)" is a yes; "병 ₩150,000 (글라스 판매
+    없음)" a no), or a negating prefix on a word the claim uses plainly (비채식, 불가능, 무알코올)."""
+    asides = re.compile(r"\([^)]*\)")
+    if _says_no(claim) != _says_no(evidence) and \
+            _says_no(asides.sub("", claim)) != _says_no(asides.sub("", evidence)):
+        return True
+    for word in _HANGUL_WORD.findall(claim):
+        stem = _stem(word)
+        for i in range(len(stem) - 1):
+            if any(p + stem[i:i + 2] in evidence and p + stem[i:i + 2] not in claim for p in "비불무"):
+                return True
+    return False
+
+
+def is_korean(text: str) -> bool:
+    """Whether the text is mostly Hangul (by letters, against Latin ones)."""
+    return len(re.findall(r"[가-힣]", text)) >= len(re.findall(r"[A-Za-z]", text))

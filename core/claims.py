@@ -189,7 +189,10 @@ def _rules_verdict(ev: Evidence, check: Check, mode: str) -> bool:
     if check.doubt and mode == "rules":
         check.verdict, check.reason = "unsupported", check.doubt
         return False
-    if check.sure or mode == "rules" and not check.doubt:
+    if check.undecided and mode == "rules":
+        check.verdict, check.reason = "unchecked", check.undecided
+        return False
+    if check.sure or mode == "rules":
         check.verdict, check.detail = "supported", "verbatim" if check.sure else "figures_and_terms"
         check.reason = (f"the documents say this: {quote}" if check.sure
                         else f"its figures and terms are in the evidence (no model check): {quote}")
