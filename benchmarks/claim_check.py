@@ -4,9 +4,10 @@
                                      [--data-dir DIR] [--set FILE] [--batch N] [--embeddings] [--json]
 
 benchmarks/claims_labelled.jsonl holds one sentence per line with the chunks a run would have retrieved
-(the chunk that answers and one or two others) and a label: supported or unsupported, and a kind
+(the chunk that answers and one or two others), a label: supported or unsupported, and a kind
 (invented_number, invented_date, negation, contradiction, absent, number_of_other_item, number_same_span,
-paraphrase, cross_language, number_elsewhere, time_form). Each sentence is one answer.
+paraphrase, cross_language, number_elsewhere, time_form). Each sentence is one answer. The lines marked
+``held_out`` were written after the rules were tuned on the others (--held-out / --tuned: only those).
 
 Printed: caught = unsupported sentences the checker did not call supported (unsupported, or unchecked:
 never accepted) ÷ unsupported; false alarms = supported sentences it did not call supported ÷ supported;
@@ -98,10 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", default=str(DATA))
     parser.add_argument("--batch", type=int, default=1, help="claims per model call")
     parser.add_argument("--embeddings", action="store_true", help="rank spans with the configured embedder too")
+    parser.add_argument("--held-out", action="store_true", help="only the sentences written after tuning")
+    parser.add_argument("--tuned", action="store_true", help="only the sentences the rules were tuned on")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
     items = load(Path(args.set))
+    if args.held_out or args.tuned:
+        items = [i for i in items if bool(i.get("held_out")) == bool(args.held_out)]
     model = embeddings = None
     if args.mode == "model":
         from core.models import get_chat_model

@@ -72,11 +72,16 @@ _DECLINE = re.compile(
     r"i (don't|do not) know|not in the (provided |given |retrieved )?(documents?|context|sources?)", re.IGNORECASE)
 
 
+_SOURCES = re.compile(r"^(출처|참고 문헌|참고 자료|sources?|references?)\s*[:：]", re.IGNORECASE)
+
+
 def no_claim_reason(sentence: Sentence) -> str | None:
     """Why a sentence states nothing to check, or None when it is a claim."""
     text = sentence.text
     if sentence.heading:
         return "a heading"
+    if _SOURCES.match(text):
+        return "lists the sources"
     if _DECLINE.search(text):
         return "says the documents do not have it"
     if text.rstrip(" )\"'”").endswith(("?", "？")):
@@ -162,11 +167,15 @@ def rank(ev: Evidence, claim: str, context: str, facts: list[Fact], claim_vector
 
 
 def _window(ev: Evidence, ranking: _Ranking) -> list[int]:
-    """Where a claim's figures may come from: the best spans, and the best span's section (same heading)."""
+    """Where a claim's figures may come from: the best spans, and the best span's section (same heading).
+
+    Under a heading (a dish, a wine) every line is about it: "가격: ₩28,000" shares no word with "트러플 크림
+    파스타는 28,000원입니다" but its heading. Without one (a PDF's page) only the spans close to the best count.
+    """
     if not ranking.order:
         return []
     best = ranking.order[0]
-    floor = 0.5 * ranking.relevance[best]
+    floor = 0.0 if ev.spans[best].heading else 0.5 * ranking.relevance[best]
     section = [i for i in ranking.order if ev.spans[i].doc == ev.spans[best].doc
                and ev.spans[i].section == ev.spans[best].section and ranking.relevance[i] >= floor]
     return list(dict.fromkeys(ranking.order[:WINDOW] + section))
@@ -196,7 +205,8 @@ def _conflict(ev: Evidence, best: int, fact: Fact, claimed: set[str]) -> Fact | 
     return next((f for f in ev.facts[best] if f.kind in kinds and not f.keys & claimed), None)
 
 
-def _figures(ev: Evidence, check: Check, text: str, facts: list[Fact], window: list[int]) -> None:
+def _figures(ev: Evidence, check: Check, text: str, facts: list[Fact], window: list[int],
+             ranking_order: list[int]) -> None:
     """Every figure must be in a span of the window, and not contradicted by the best span."""
     best = window[0]
     claimed = keys_of(text)  # every key the claim supports: "2023년 10월" does not contradict "2023년 10월 30일"
@@ -204,17 +214,57 @@ def _figures(ev: Evidence, check: Check, text: str, facts: list[Fact], window: l
         home = next((i for i in window if fact.keys & ev.keys[i]), None)
         other = None if home == best else _conflict(ev, best, fact, claimed)
         if home is not None and other is None:
-            check.spans.append(home)
-            continue
+            other = _clause_conflict(ev.spans[home].quote, text, fact, claimed)
+            if other is None:
+                check.spans.append(home)
+                continue
+            check.verdict, check.detail = "unsupported", "figure_conflict"
+            check.reason = f"the documents give {fact.text} for something else; for this they say {other.text}"
+            check.spans = [home] + [i for i in window if i != home]
+            return
         if other is None:  # what the evidence says instead, if it states a figure of that kind
             where = next((i for i in window if _conflict(ev, i, fact, claimed)), best)
             other = _conflict(ev, where, fact, claimed)
+            elsewhere = next((i for i in ranking_order if fact.keys & ev.keys[i]), None)
+            if other is None and elsewhere is not None:  # in a passage the ranking did not tie to the claim
+                check.doubt = f"{fact.text} is only in a passage that seems to be about something else"
+                check.detail = "figure_elsewhere"
+                check.spans.insert(0, elsewhere)
+                continue
         else:
             where = best
         check.verdict, check.detail = "unsupported", "figure_missing" if home is None else "figure_conflict"
         check.reason = f"{fact.text} is not in the evidence" + (f"; the documents say {other.text}" if other else "")
         check.spans = [where] + [i for i in window if i != where]
         return
+
+
+_CLAUSE = re.compile(r"[,;，、/]\s|[.!?。]\s|\(|\)")
+CLAUSE_MARGIN = 0.2  # how much better another figure's clause must match the claim to contradict it
+
+
+def _clause_conflict(quote: str, claim: str, fact: Fact, claimed: set[str]) -> Fact | None:
+    """Within one span, a figure of the same kind whose clause matches the claim clearly better than the
+    clause of the claimed figure: "TSMC는 애리조나 공장에 66억 달러, 삼성전자는 텍사스 테일러 공장에 약 47억
+    달러" does not say Samsung got 66억 달러."""
+    kinds = CONFLICTING.get(fact.kind)
+    if not kinds:
+        return None
+    own = terms(claim)
+    others = [f for f in facts_of(claim) if f is not fact and f.kind != fact.kind]
+
+    def score(clause: str) -> float:
+        found = sum(1 for f in others if f.keys & keys_of(clause))
+        return len(own & terms(clause)) / (len(own) or 1) + 0.5 * found / (len(others) or 1)
+
+    clauses = [c for c in _CLAUSE.split(quote) if c.strip()]
+    mine = [score(c) for c in clauses if fact.keys & keys_of(c)]
+    rivals = [(score(c), f) for c in clauses for f in facts_of(c)
+              if f.kind in kinds and not f.keys & claimed and not fact.keys & keys_of(c)]
+    if not mine or not rivals:
+        return None
+    best_score, rival = max(rivals, key=lambda r: r[0])
+    return rival if best_score >= max(mine) + CLAUSE_MARGIN else None
 
 
 def _quotes(ev: Evidence, check: Check, text: str, window: list[int]) -> None:
@@ -239,7 +289,7 @@ def rules_check(ev: Evidence, text: str, context: str = "", claim_vector=None) -
     facts = facts_of(text)
     ranking = rank(ev, text, context, facts, claim_vector)
     window = _window(ev, ranking)
-    _figures(ev, check, text, facts, window)
+    _figures(ev, check, text, facts, window, ranking.order)
     if check.verdict != "unsupported":
         _quotes(ev, check, text, window)
     check.spans = list(dict.fromkeys(check.spans + window))[:EVIDENCE_SPANS + 1]
@@ -251,6 +301,8 @@ def rules_check(ev: Evidence, text: str, context: str = "", claim_vector=None) -
 def _wording(ev: Evidence, check: Check, text: str, facts: list[Fact], ranking: _Ranking) -> None:
     """What term overlap says of a claim whose figures passed: a doubt, undecided, or near-verbatim."""
     best = ranking.order[0]
+    if check.doubt:  # a figure already raised one
+        return
     if is_korean(text) != ev.korean:  # another language: shared terms mean little, and so does the embedder's
         if not facts:  # cosine (0.83-0.87 for right and wrong claims alike); its figures passed above
             check.undecided = "the documents are in another language: without a model only figures can be compared"

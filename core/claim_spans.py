@@ -108,6 +108,9 @@ class Span:
     section: int  # spans under the same heading of the same document share it
 
 
+MAX_JOINED = 300  # characters of wrapped lines joined into one block
+
+
 def _blocks(text: str) -> list[tuple[int, int, bool]]:
     """(start, end, is_heading) of each logical line: wrapped lines (as a PDF extractor breaks them) re-joined."""
     blocks: list[list] = []
@@ -124,8 +127,9 @@ def _blocks(text: str) -> list[tuple[int, int, bool]]:
         heading = stripped.startswith("#")
         structural = heading or _BULLET.match(line) or _table_row(line) is not None
         last = blocks[-1] if blocks else None
-        if last and not structural and not last[2] and not text[last[0]:last[1]].endswith((".", "!", "?", "。", ":")):
-            last[1] = end  # a wrapped line continues the previous one
+        if last and not structural and not last[2] and end - last[0] <= MAX_JOINED \
+                and not text[last[0]:last[1]].endswith((".", "!", "?", "。", ":")):
+            last[1] = end  # a wrapped line continues the previous one (a PDF table's rows: up to a limit)
         else:
             blocks.append([start, end, heading])
     return [tuple(b) for b in blocks if b]

@@ -82,9 +82,9 @@ def test_sentences_split_without_breaking_figures_and_lose_citations_and_markdow
 
 def test_greetings_questions_back_and_declines_are_no_claim():
     answer = ("안녕하세요! 문서에 해당 정보가 없습니다. I could not find the chef's birthday in the documents. "
-              "다른 메뉴도 알려 드릴까요? 도움이 되셨길 바랍니다.")
+              "다른 메뉴도 알려 드릴까요? 도움이 되셨길 바랍니다.\n출처: [1] restaurant_menu.md")
     result = check_claims(answer, MENU, mode="model", model=_model())  # the model is never asked
-    assert [c["verdict"] for c in result["claims"]] == ["no_claim"] * 5
+    assert [c["verdict"] for c in result["claims"]] == ["no_claim"] * 6
     assert result["claim_support"] == {"supported": 0, "unsupported": 0, "unchecked": 0, "claims": 0,
                                        "not_checked_budget": 0}
     assert result["cost"]["llm_calls"] == 0
@@ -125,6 +125,19 @@ def test_rules_mode_doubts_become_unsupported_without_a_model():
     assert negation["verdict"] == "unsupported" and negation["detail"] == "negation"
     assert absent["verdict"] == "unsupported" and absent["detail"] == "not_in_documents"
     assert result["cost"]["llm_calls"] == 0 and result["mode"] == "rules"
+
+
+def test_a_figure_only_in_a_passage_about_something_else_is_left_to_the_model():
+    docs = [{"text": "## 1. 시그니처 스테이크\n- 설명: 라 포레스타의 문을 여는 대표 메뉴입니다.\n- 라 포레스타에서 굽습니다.\n"
+                     "- 라 포레스타의 셰프가 권합니다.\n- 라 포레스타의 인기 메뉴입니다.", "source": "menu.md"},
+            {"text": "## 레스토랑 안내\n- 영업시간: 화요일–일요일 11:30–22:00", "source": "menu.md"}]
+    answer = "라 포레스타는 오전 11시 30분에 문을 엽니다."
+    rules = _one(check_claims(answer, docs, mode="rules"))
+    assert rules["verdict"] == "unsupported" and rules["detail"] == "figure_elsewhere"
+    model = _model("supported")
+    claim = _one(check_claims(answer, docs, mode="model", model=model))
+    assert claim["verdict"] == "supported" and claim["checked_by"] == "model"
+    assert "11:30–22:00" in model.calls[0][-1].content  # the passage with the figure is in the evidence it read
 
 
 # ---------------------------------------------------------------- the model check
