@@ -1,5 +1,5 @@
 """Command line: python -m core doctor | ingest | collections | ask | resume | steps | fork | threads | prune | eval
-| bench | patterns."""
+| bench | patterns | verify."""
 
 from __future__ import annotations
 
@@ -377,6 +377,12 @@ def cmd_eval(settings: Settings, args) -> int:
     return 0
 
 
+def cmd_verify(settings: Settings, args) -> int:
+    from core.cli.verify import run
+
+    return run(settings, args, _prepare_model)
+
+
 def cmd_patterns(settings: Settings, args) -> int:
     from core.knowledge.base import KnowledgeBase
     from core.knowledge.sources import active_sources
@@ -537,6 +543,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--category", help="only one category (menu, wine, pairing, policy_both, ...)")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("verify", help="check every sentence of an answer against documents (JSON on stdin or --file)",
+                       description='Reads {"question", "answer", "documents": [{"text", "source"}]} and prints each '
+                       "claim's verdict (supported, unsupported, no_claim, unchecked) with its evidence.")
+    p.add_argument("--file", help="read the request from this file instead of stdin")
+    p.add_argument("--mode", choices=("off", "rules", "model"), help="default: RAG_VERIFY_CLAIMS (model)")
+    p.add_argument("--batch", type=_positive, default=1, help="claims per model call (default 1)")
+    p.add_argument("--embeddings", action="store_true", help="also rank evidence with the configured embedder")
+    p.add_argument("--json", action="store_true")
+
     sub.add_parser("patterns", help="list the patterns and the most LLM calls each run can make")
 
     p = sub.add_parser("threads", help="list conversation threads")
@@ -558,7 +573,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"stdin (after the database URL); default: {MIGRATE_ENV['chroma']}")
     p.add_argument("--json", action="store_true")
 
-    for name in ("ask", "resume", "fork", "eval"):  # allow the global options after the sub-command too
+    for name in ("ask", "resume", "fork", "eval", "verify"):  # allow the global options after the sub-command too
         sub.choices[name].add_argument("--provider", choices=PROVIDERS, dest="provider_late")
         sub.choices[name].add_argument("--model", dest="model_late")
 
@@ -569,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"doctor": cmd_doctor, "ingest": cmd_ingest, "collections": cmd_collections, "ask": cmd_ask,
                "resume": cmd_resume, "threads": cmd_threads, "prune": cmd_prune, "patterns": cmd_patterns,
                "steps": cmd_steps, "fork": cmd_fork,
-               "bench": cmd_bench, "eval": cmd_eval, "migrate": cmd_migrate}[args.command]
+               "bench": cmd_bench, "eval": cmd_eval, "migrate": cmd_migrate, "verify": cmd_verify}[args.command]
     from core.llm.models import ProviderError
 
     try:

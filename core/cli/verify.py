@@ -1,0 +1,86 @@
+"""`python -m core verify`: check an answer's claims from a JSON object on stdin or in a file.
+
+Input: ``{"question": "...", "answer": "...", "documents": [{"text": "...", "source": "..."}]}``.
+Exit 0 when the check ran, whatever the verdicts; 2 with one line on stderr when the input is unusable.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+class InputError(ValueError):
+    """The input is not a verify request; the message says why in one line."""
+
+
+def parse_request(text: str) -> dict:
+    """The request, checked: an answer string, a list of documents each with text."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"the input is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise InputError('the input must be a JSON object: {"question", "answer", "documents": [{"text", "source"}]}')
+    if not isinstance(data.get("answer"), str):
+        raise InputError('"answer" is missing or not a string')
+    documents = data.get("documents", [])
+    if not isinstance(documents, list):
+        raise InputError('"documents" must be a list of {"text", "source"} objects')
+    for n, doc in enumerate(documents, 1):
+        if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
+            raise InputError(f'document {n} must be an object with a "text" string')
+    question = data.get("question", "")
+    if not isinstance(question, str):
+        raise InputError('"question" must be a string')
+    return {"question": question, "answer": data["answer"], "documents": documents}
+
+
+def render(result: dict) -> str:
+    """The claims as lines a person reads: verdict, sentence, why, and the quote that supports or refutes it."""
+    lines = []
+    for n, claim in enumerate(result["claims"], 1):
+        lines.append(f"{n:>2}. {claim['verdict']:<11} [{claim['checked_by']}] {claim['text']}")
+        if claim["reason"]:
+            lines.append(f"      {claim['reason']}")
+        for ev in claim["evidence"][:1] if claim["verdict"] != "supported" or claim["checked_by"] == "model" else []:
+            lines.append(f"      ({ev['source']}, chunk {ev['chunk']})")
+    support, cost = result["claim_support"], result["cost"]
+    lines.append(f"-- {support['supported']} of {support['claims']} claims supported, {support['unsupported']} "
+                 f"unsupported, {support['unchecked']} unchecked | mode {result['mode']}, {cost['llm_calls']} LLM "
+                 f"calls, {cost['tokens']} tokens, {cost['ms']} ms")
+    for extra in (result.get("note"), result.get("error")):
+        if extra:
+            lines.append(f"-- {extra}")
+    return "\n".join(lines)
+
+
+def run(settings, args, prepare_model) -> int:
+    """The command; ``prepare_model(settings)`` assembles an embedded model's file on first use."""
+    from core.llm.claims.check import claim_mode, verify_answer
+
+    try:
+        raw = Path(args.file).read_text(encoding="utf-8") if args.file else sys.stdin.read()
+        request = parse_request(raw)
+    except OSError as exc:
+        sys.stderr.write(f"error: cannot read {args.file}: {exc.strerror or exc}\n")
+        return 2
+    except InputError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    mode = args.mode or claim_mode(settings)
+    model = embeddings = None
+    if mode == "model":
+        from core.llm.models import get_chat_model
+
+        prepare_model(settings)
+        model = get_chat_model(settings, role="grader")
+    if args.embeddings:
+        from core.llm.embeddings import get_embeddings
+
+        embeddings = get_embeddings(settings)
+    result = verify_answer(settings, request["answer"], request["documents"], request["question"], model=model,
+                           embeddings=embeddings, mode=mode, batch=args.batch)
+    print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else render(result))
+    return 0
