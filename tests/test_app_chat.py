@@ -1,7 +1,7 @@
 """AppTest of the chat pages: round trip, settings that persist, errors shown as one clear line."""
 
 import pytest
-from app_support import app_data, assert_clean, button, mermaid, open_page, scripted, texts  # noqa: F401
+from app_support import app_data, assert_clean, button, mermaid, open_page, scripted, shown, texts  # noqa: F401
 
 from core.config import load_settings
 from core.patterns import all_patterns, get_pattern
@@ -22,11 +22,11 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     user, assistant = at.chat_message
     assert user.markdown[0].value == "스테이크 메뉴의 가격은 얼마인가요?"
     assert assistant.markdown[0].value == ANSWER
-    assert "Stopped: answered from the retrieved documents" in texts(assistant)
+    assert "Stopped: answered from the retrieved documents" in shown(texts(assistant))
     # Basic RAG grades nothing: a neutral badge that says so, never a green "answered" claim
     badges = [m.value for m in assistant.markdown if "-badge[" in m.value]
     assert badges == [":gray-badge[ℹ️ answered — grounding not checked]"]
-    assert "Citations [1] match the listed sources." in texts(assistant)
+    assert "Citations [1] match the listed sources." in shown(texts(assistant))
     citations = [e.label for e in assistant.expander]
     assert citations and citations[0].startswith("[1] ") and "restaurant_menu.md" in citations[0]
     assert any("score 0." in label for label in citations)
@@ -127,7 +127,7 @@ def test_unreachable_provider_is_one_clear_message_and_the_thread_stays_usable(a
     assert_clean(at)
     [error] = at.chat_message[1].error
     assert error.value.startswith("Cannot reach the model server")
-    assert "Traceback" not in texts(at)
+    assert "Traceback" not in shown(texts(at))
     thread_id = at.query_params["thread"]
     assert get_registry(app_data).get(thread_id)["status"] == "failed"
     # switch to a working model and retry the same question in the same thread
@@ -249,7 +249,7 @@ def test_basic_rag_pauses_for_review_when_asked_and_answers_from_the_kept_chunks
     at.sidebar.toggle(key="sb_review").set_value(True).run()
     at.chat_input[0].set_value("스테이크 메뉴의 가격은 얼마인가요?").run()
     assert_clean(at)
-    assert "This run is waiting for your review." in texts(at) and scripted.replies == [ANSWER]  # nothing answered yet
+    assert "This run is waiting for your review." in shown(texts(at)) and scripted.replies == [ANSWER]  # nothing answered yet
     keeps = [c for c in at.checkbox if c.label.startswith("keep: ")]
     assert len(keeps) == 3
     keeps[2].uncheck()

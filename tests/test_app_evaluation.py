@@ -1,6 +1,6 @@
 """AppTest of the Evaluation page: saved reports as tables and a chart, drill-down, running a small evaluation."""
 
-from app_support import app_data, assert_clean, button, charts, happy_script, open_page, scripted, texts  # noqa: F401
+from app_support import app_data, assert_clean, button, charts, happy_script, open_page, scripted, shown, texts  # noqa: F401
 
 from core.config import load_settings
 from core.studio import evaluate
@@ -69,7 +69,7 @@ def test_saved_reports_are_tabulated_charted_and_drilled_into(app_data, scripted
     items = at.dataframe[1].value
     assert list(items["id"]) == ["menu-01", "general-01"]
     assert list(items["fact_rate"].fillna(-1)) == [1.0, -1] and list(items["searched"]) == ["restaurant_menu", ""]
-    assert "Why the runs stopped: answered 1, direct_answer 1" in texts(at)
+    assert "Why the runs stopped: answered 1, direct_answer 1" in shown(texts(at))
 
     # one report only: the table and chart follow the selection
     at.multiselect(key="eval_reports").set_value([older]).run()
@@ -88,15 +88,15 @@ def test_an_evaluation_started_from_the_page_runs_saves_and_is_listed(app_data, 
     button(at, "Run and save").click().run()
     assert_clean(at)
     [report] = evaluate.saved_reports(load_settings())
-    assert at.success[0].value == f"Saved the evaluation as {report['file']}."
+    assert shown(at.success[0].value) == f"Saved the evaluation as {report['file']}."
     assert report["provider"] == "embedded" and list(report["patterns"]) == ["basic"] and report["set"] == "builtin.jsonl"
     assert [i["id"] for i in report["patterns"]["basic"]["items"]] == ["menu-01", "menu-02"]
     summary = report["patterns"]["basic"]["summary"]
     assert summary["questions"] == 2 and summary["route_accuracy"] == 1.0
     assert summary["key_fact_rate"] == 0.5  # the scripted answer carries menu-01's price, nothing of menu-02
     assert at.multiselect(key="eval_reports").value == [report["file"]]
-    shown = at.dataframe[0].value
-    assert list(shown["pattern"]) == ["basic"] and list(shown["key_fact_rate"]) == [0.5]
+    table = at.dataframe[0].value
+    assert list(table["pattern"]) == ["basic"] and list(table["key_fact_rate"]) == [0.5]
     assert len(scripted.calls) == 2  # basic: one answer per question
 
 
@@ -116,17 +116,17 @@ def test_an_uploaded_question_set_is_checked_run_and_named_in_the_report(app_dat
     at = open_page(EVALUATION)
     at.file_uploader(key="eval_set_file").set_value(("broken.jsonl", b'{"question": "a"}\n{oops}\n', "application/json"))
     at.run()
-    assert [e.value for e in at.error] == ["broken.jsonl line 2: not valid JSON (Expecting property name enclosed in "
+    assert [shown(e.value) for e in at.error] == ["broken.jsonl line 2: not valid JSON (Expecting property name enclosed in "
                                           "double quotes); each line must be one JSON object"]
     mine = ('{"id": "steak", "question": "스테이크 가격은?", "sources": ["restaurant_menu"], "facts": ["35,000"]}\n'
             '{"question": "누비라 요금은?", "sources": ["hanbit_bikes"]}\n').encode()
     at.file_uploader(key="eval_set_file").set_value(("mine.jsonl", mine, "application/json"))
     at.run()
-    assert "mine.jsonl · 2" in texts(at)
+    assert "mine.jsonl · 2" in shown(texts(at))
     at.number_input(key="eval_limit_mine.jsonl").set_value(2)
     button(at, "Run and save").click().run()
     assert_clean(at)
-    assert "The set expects collections that do not exist here: hanbit_bikes." in texts(at)
+    assert "The set expects collections that do not exist here: hanbit_bikes." in shown(texts(at))
     [report] = evaluate.saved_reports(load_settings())
     assert report["set"] == "mine.jsonl" and report["set_questions"] == 2
     items = report["patterns"]["basic"]["items"]

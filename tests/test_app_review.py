@@ -4,7 +4,7 @@ import sys
 import types
 
 import pytest
-from app_support import app_data, assert_clean, button, open_page, scripted, texts  # noqa: F401
+from app_support import app_data, assert_clean, button, open_page, scripted, shown, texts  # noqa: F401
 from helpers import add_long_menu_chunk
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import interrupt
@@ -41,20 +41,20 @@ def test_approve_from_the_review_page_with_a_dropped_document(app_data, scripted
     chat, thread_id = _paused_run(scripted, ANSWER)
     assert get_registry(app_data).get(thread_id)["status"] == "waiting"
     assert chat.chat_input[0].disabled  # answer the review first
-    assert "waiting for your review" in texts(chat)
+    assert "waiting for your review" in shown(texts(chat))
 
     review = open_page("pages/8_Review.py")
     [item] = [c for c in review.main.subheader if QUESTION in c.value]
     assert item.value == f"Adaptive RAG: {QUESTION}"
-    assert "waits for a document review" in texts(review)
+    assert "waits for a document review" in shown(texts(review))
     keeps = [c for c in review.checkbox if c.label.startswith("keep: ")]
     assert len(keeps) == 3 and all(c.value for c in keeps)
     keeps[2].uncheck()
     button(review, key_end="_approve").click().run()
     assert_clean(review)
-    assert "Resumed Adaptive RAG: answered from the retrieved documents" in texts(review)
-    assert ANSWER in texts(review)
-    assert "Nothing is waiting for review." in texts(review)
+    assert "Resumed Adaptive RAG: answered from the retrieved documents" in shown(texts(review))
+    assert ANSWER in shown(texts(review))
+    assert "Nothing is waiting for review." in shown(texts(review))
     assert pending_reviews(load_settings()) == []
     [link] = review.main.get("page_link")
     assert link.proto.query_string == f"thread={thread_id}"
@@ -73,8 +73,8 @@ def test_reject_inline_on_the_chat_page_ends_the_run(app_data, scripted):
     chat.text_input(key=next(t.key for t in chat.text_input if t.key.endswith("_msg"))).set_value("가격표가 오래됨")
     button(chat, key_end="_reject").click().run()
     assert_clean(chat)
-    assert "Stopped: rejected by the reviewer" in texts(chat.chat_message[-1])
-    assert "가격표가 오래됨" in texts(chat.chat_message[-1])
+    assert "Stopped: rejected by the reviewer" in shown(texts(chat.chat_message[-1]))
+    assert "가격표가 오래됨" in shown(texts(chat.chat_message[-1]))
     assert get_registry(app_data).get(thread_id)["status"] == "done"
     assert scripted.replies == []  # no answer was written
 
@@ -85,7 +85,7 @@ def test_edit_the_question_retrieves_again_and_pauses_with_the_new_question(app_
     [question] = [a for a in chat.text_area if a.label == "Question"]
     assert question.value == QUESTION
     button(chat, key_end="_edit").click().run()  # unchanged question: refused with a hint
-    assert "Edit the question first" in texts(chat)
+    assert "Edit the question first" in shown(texts(chat))
     [question] = [a for a in chat.text_area if a.label == "Question"]
     question.set_value("티본 스테이크 가격은?")
     button(chat, key_end="_edit").click().run()
@@ -101,7 +101,7 @@ def test_edit_the_question_retrieves_again_and_pauses_with_the_new_question(app_
     assert "question edited to: 티본 스테이크 가격은?" in reasons
     asked = chat.chat_message[-2]  # the user turn shows the question that was answered, and what was first asked
     assert asked.markdown[0].value == "티본 스테이크 가격은?"
-    assert f"Edited in review; first asked: {QUESTION}" in texts(asked)
+    assert f"Edited in review; first asked: {QUESTION}" in shown(texts(asked))
     assert thread_history(load_settings(), thread_id)[-1]["question"] == "티본 스테이크 가격은?"
 
 
@@ -141,12 +141,12 @@ def tool_demo(app_data, monkeypatch):
 
 
 def _args(at):
-    return next(a for a in at.text_area if a.label == "Arguments of search_menu (JSON)")
+    return next(a for a in at.text_area if shown(a.label) == "Arguments of search_menu (JSON)")
 
 
 def test_tool_call_arguments_are_edited_as_json_then_run(tool_demo):
     review = open_page("pages/8_Review.py")
-    assert "waits for a tool-call approval" in texts(review)
+    assert "waits for a tool-call approval" in shown(texts(review))
     assert '"query": "트러플 파스타"' in _args(review).value
     _args(review).set_value("{not json")
     button(review, key_end="_edit").click().run()
@@ -156,7 +156,7 @@ def test_tool_call_arguments_are_edited_as_json_then_run(tool_demo):
     _args(review).set_value('{"query": "트러플 크림 파스타", "k": 5}')
     button(review, key_end="_edit").click().run()
     assert_clean(review)
-    assert "ran search_menu(트러플 크림 파스타, k=5)" in texts(review)
+    assert "ran search_menu(트러플 크림 파스타, k=5)" in shown(texts(review))
     assert pending_reviews(load_settings()) == []
 
 
@@ -165,13 +165,13 @@ def test_tool_call_approved_or_rejected_with_a_message(tool_demo, app_data):
     review = open_page("pages/8_Review.py")
     assert [s.value for s in review.main.subheader] == ["Tool demo: 트러플 파스타", "Tool demo: 와인 리스트"]  # oldest first
     button(review, key_end="_approve").click().run()
-    assert "ran search_menu(트러플 파스타, k=3)" in texts(review)
+    assert "ran search_menu(트러플 파스타, k=3)" in shown(texts(review))
     review.text_input(key=next(t.key for t in review.text_input if t.key.endswith("_msg"))).set_value("not now")
     button(review, key_end="_reject").click().run()
     assert_clean(review)
-    assert "Resumed Tool demo: rejected by the reviewer" in texts(review)
+    assert "Resumed Tool demo: rejected by the reviewer" in shown(texts(review))
     assert get_registry(app_data).last_run(second)["result"]["termination_message"] == "tool call rejected: not now"
-    assert "Nothing is waiting for review." in texts(review)
+    assert "Nothing is waiting for review." in shown(texts(review))
 
 
 @needs_adaptive

@@ -4,7 +4,7 @@ import json
 import tomllib
 from pathlib import Path
 
-from app_support import APP, ROOT, TIMEOUT, app_data, assert_clean, happy_script, mermaid, open_page, scripted, texts  # noqa: F401
+from app_support import APP, ROOT, TIMEOUT, app_data, assert_clean, happy_script, mermaid, open_page, scripted, shown, texts  # noqa: F401
 from langchain_core.messages import AIMessage
 from streamlit.testing.v1 import AppTest
 
@@ -41,20 +41,20 @@ def test_a_citation_with_no_such_source_is_flagged_under_the_answer(app_data, sc
     scripted.replies = ["스테이크는 ₩35,000입니다 [1]. 와인은 [6]–[10]을 보세요."]
     answer = ask(BASIC).chat_message[1]
     [warning] = answer.warning
-    assert warning.value == "Citation [6], [10] points to no listed source (3 listed)."
+    assert shown(warning.value) == "Citation [6], [10] points to no listed source (3 listed)."
 
 
 def test_an_answer_without_markers_says_no_citations(app_data, scripted):
     scripted.replies = ["스테이크는 ₩35,000입니다."]
     answer = ask(BASIC).chat_message[1]
-    assert "No citations: the answer names none of its sources." in texts(answer)
+    assert "No citations: the answer names none of its sources." in shown(texts(answer))
 
 
 def test_an_answer_cut_off_at_the_token_limit_says_so_in_chat_and_export(app_data, scripted):
     scripted.replies = [AIMessage("시그니처 스테이크는 ₩35,000이고 함께", response_metadata={"finish_reason": "length"})]
     at = ask(BASIC)
     answer = at.chat_message[1]
-    assert "The answer was cut off at the token limit (max tokens): raise it in the sidebar." in texts(answer)
+    assert "The answer was cut off at the token limit (max tokens): raise it in the sidebar." in shown(texts(answer))
     [turn] = thread_history(load_settings(), at.query_params["thread"])  # what the Export tab downloads
     exported = json.loads(to_json(turn["result"]))
     assert exported["outcome"]["truncated"] == {"generate": {"cut_off": 1, "calls": 1}}
@@ -71,7 +71,7 @@ def test_self_rag_grounded_answer_is_green_and_its_trace_reads_as_words(app_data
     graded = verdicts[verdicts["grader"] == "relevance"]["target"].tolist()
     assert graded and all(" · chunk " in t and t.split(" · ")[0].endswith(".md") for t in graded), graded
     assert verdicts[verdicts["grader"] == "usefulness"]["verdict"].tolist() == ["useful (5/5)"]
-    assert "**Counters:** 0 of 2 rewrites used · 0 of 2 regenerations used" in texts(answer)
+    assert "**Counters:** 0 of 2 rewrites used · 0 of 2 regenerations used" in shown(texts(answer))
 
 
 def test_self_rag_budget_run_out_is_a_warning_with_budgets_in_words(app_data, scripted):
@@ -80,8 +80,8 @@ def test_self_rag_budget_run_out_is_a_warning_with_budgets_in_words(app_data, sc
     scripted.responder = script
     answer = ask(SELF_RAG).chat_message[1]
     assert badges(answer) == [":orange-badge[⚠️ budget ran out]"]
-    assert "2 of 2 regenerations used" in texts(answer)
-    assert "generations = 3" not in texts(answer)
+    assert "2 of 2 regenerations used" in shown(texts(answer))
+    assert "generations = 3" not in shown(texts(answer))
 
 
 # ---------------------------------------------------------------- the diagram shows what can happen in this run
@@ -98,7 +98,7 @@ def test_adaptive_diagram_draws_the_variant_that_ran_and_review_only_when_on(app
     assert "classify_complexity" in complexity and "route_question" not in complexity and "search_menu" not in complexity
     scripted.responder = happy_script()
     at = ask(ADAPTIVE, sb_review=True, sb_variant_adaptive="domain")
-    assert "waiting for your review" in texts(at)
+    assert "waiting for your review" in shown(texts(at))
     next(b for b in at.button if (b.key or "").endswith("_approve")).click().run()
     assert_clean(at)
     [reviewed] = mermaid(at)

@@ -1,6 +1,6 @@
 """AppTest of the what-if panel: steps of a run, a fork with a changed route, a replay, after a restart too."""
 
-from app_support import app_data, assert_clean, button, happy_script, mermaid, open_page, scripted, texts  # noqa: F401
+from app_support import app_data, assert_clean, button, happy_script, mermaid, open_page, scripted, shown, texts  # noqa: F401
 from workflow_script import Script
 
 from core.config import load_settings
@@ -46,7 +46,7 @@ def test_steps_fork_and_replay_beside_the_original(app_data, scripted):
 
     button(at, label="Run again from here").click().run()  # replays step 2: the router decides again
     assert_clean(at)
-    assert "Replay from step 2 (route_question)" in texts(at) and "repeated the original exactly" in texts(at)
+    assert "Replay from step 2 (route_question)" in shown(texts(at)) and "repeated the original exactly" in shown(texts(at))
     assert len(forks_of(load_settings(), thread_id)) == 2
 
     # a new session (as after a server restart) shows the same forks from disk
@@ -54,7 +54,8 @@ def test_steps_fork_and_replay_beside_the_original(app_data, scripted):
     button(again, key_end=f"open_{thread_id}").click().run()
     again.toggle(key=f"{thread_id}_0_whatif").set_value(True).run()
     assert_clean(again)
-    assert "Fork at step 2 (route_question)" in texts(again) and "Replay from step 2 (route_question)" in texts(again)
+    page = shown(texts(again))
+    assert "Fork at step 2 (route_question)" in page and "Replay from step 2 (route_question)" in page
 
 
 def test_a_change_that_cannot_be_made_is_one_message(app_data, scripted):
@@ -67,5 +68,5 @@ def test_a_change_that_cannot_be_made_is_one_message(app_data, scripted):
     at.text_input(key=f"{thread_id}_0_wi_1_standalone_question").set_value("   ")
     button(at, label="Change and continue from here").click().run()
     assert_clean(at)
-    assert "standalone_question cannot be empty" in texts(at)
+    assert "standalone_question cannot be empty" in shown(texts(at))
     assert not forks_of(load_settings(), thread_id)
