@@ -71,6 +71,7 @@ def test_menu_question_calls_the_tool_and_keeps_a_verified_citation(sample_setti
     check = next(e for e in result["trace"] if e.get("grader") == "citations")
     assert check["verified"] == ["restaurant_menu.md"] and check["removed"] == []
     assert any(s["label"] == "restaurant_menu.md" for s in result["sources"])
+    assert [c["verdict"] for c in result["claims"]] == ["supported"]  # the claim check ran on the agent's answer
     # the tool output labels every chunk with its source, and the answer prompt shows those labels
     observation = _steps(result, "observation")[0]
     assert observation["grader"] == "search_documents" and observation["verdict"].endswith("documents")

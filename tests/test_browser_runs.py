@@ -13,6 +13,7 @@ from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, Server, browser, nav,
 
 from core.config import load_settings
 from core.store.threads import get_registry
+from ui.claim_marks import STRINGS as CLAIMS
 from ui.i18n import TERMINATION_KO
 
 FIRST, SECOND = "스테이크 메뉴의 가격은 얼마인가요?", "파스타는 얼마인가요?"
@@ -77,3 +78,20 @@ def test_a_run_left_for_another_page_is_cancelled_and_the_next_turn_has_its_own_
     assert runs[1]["result"]["question"] == SECOND and runs[1]["result"]["answer"] == ANSWER
     # the cancelled turn kept its own record: no trace table or sources borrowed from the next run
     assert cancelled.locator("[data-testid=stExpander]").count() == 0
+
+
+def test_each_sentence_of_a_basic_answer_carries_its_mark_and_opens_to_its_evidence(server, page):
+    page.goto(f"{server.url}/Basic_RAG")
+    send(page, FIRST)
+    answer = page.locator("[data-testid=stChatMessage]").last
+    answer.locator("[data-testid=stTab]").first.wait_for(timeout=RUN_TIMEOUT_MS)
+    badge = answer.get_by_text(CLAIMS["claims_line"][1].format(claims=1, supported=1))
+    badge.first.wait_for()
+    sentence = answer.locator("[data-testid=stExpander]", has_text="✅").filter(has_text="₩35,000")
+    assert sentence.count() == 1
+    sentence.locator("summary").click()
+    quote = sentence.locator("[data-testid=stText]").first
+    quote.wait_for()
+    assert "35,000" in quote.inner_text()
+    assert "restaurant_menu.md" in sentence.inner_text()
+    shot(page, "runs-claims")

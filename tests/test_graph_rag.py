@@ -85,6 +85,7 @@ def test_wine_pairing_question_is_answered_from_the_relations_it_lists(wine_sett
     assert "카스텔로 알바 바롤로 --[어울리는 음식]--> 시그니처 스테이크" in llm.calls[0][0].content
     assert {s["source"] for s in result["sources"]} == {"restaurant_wine.md"}
     assert result["answer"] == "카스텔로 알바 바롤로가 어울립니다."
+    assert result["claim_support"]["claims"] == 1 and result["claims"][0]["evidence"]  # checked against the chunks
 
 
 def test_graph_is_stored_next_to_the_collection_and_rebuilt_only_when_it_changes(wine_settings, tmp_path):

@@ -199,6 +199,7 @@ def test_the_step_limit_ends_with_the_best_answer_so_far(sample_settings, patter
     assert result["answer"] == "CHIPS 법은 527억 달러입니다 [1]."
     assert result["path"][-1] == "best_answer" and result["path"].count("agent") == 3
     assert result["sources"] and result["sources"][0]["source"] == "usa_ict_policy.pdf"
+    assert [c["verdict"] for c in result["claims"]] == ["supported"]  # checked against what the tools found
     assert result["llm_calls"] == 3 + 1 <= get_pattern(pattern).max_llm_calls(settings)
     assert "(3 of 3)" in result["termination_message"]
 

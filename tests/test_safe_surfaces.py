@@ -30,7 +30,8 @@ SAFE_CALLS = {"safe_markdown", "plain_markdown", "t"}
 NUMBERS = {"len", "int", "float", "round"}  # whatever they are given, they give a number
 # the app's own builders of Markdown: registry text, our labels, numbers, and anything else through the renderer
 SAFE_BUILDERS = {"source_label", "describe", "run_figures", "pattern_title", "pattern_description", "embedded_notice",
-                 "outcome_text", "budget_line", "kind_label", "waits_for", "termination_label"}
+                 "outcome_text", "budget_line", "kind_label", "waits_for", "termination_label", "claims_cost",
+                 "claim_summary"}
 TRANSPARENT = {"column_markdown"}  # safe when what they wrap is
 STRING_METHODS = {"replace", "strip", "lower", "upper", "title"}  # safe text stays safe
 MARK = "# md-safe:"

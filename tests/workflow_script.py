@@ -10,6 +10,7 @@ A value is one reply (always), a list (one per call, the last repeats) or a call
 import threading
 
 from core import prompts
+from core.prompts import claims as C
 from core.prompts import workflow as P
 
 ROLES = {
@@ -29,6 +30,8 @@ ROLES = {
     "answer": prompts.ANSWER_SYSTEM,
     "direct": prompts.DIRECT_SYSTEM,
     "contextualize": prompts.CONTEXTUALIZE_SYSTEM,
+    "claim": C.CLAIM_SYSTEM,
+    "claims": C.CLAIMS_SYSTEM,
 }
 
 

@@ -49,7 +49,7 @@ def _check(typed: str, settings) -> None:
     limiter, client = limiter_for(settings), client_address()
     wait = limiter.attempt(client)
     if wait:
-        st.error(t("locked_out", seconds=wait))
+        st.error(t("locked_out", seconds=wait))  # md-safe: a number of seconds
         return
     right = password_matches(typed, settings.app_password)
     limiter.finish(client, right)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from core.run.outcome import outcome_tone, summary
 from core.studio.render import plain_markdown, safe_markdown
+from ui.claim_marks import claim_marks
 from ui.i18n import core_text, outcome_text, t, termination_label
 
 TONES = {"good": ("green", "✅"), "neutral": ("gray", "ℹ️"), "warning": ("orange", "⚠️"), "error": ("red", "⛔")}
@@ -14,7 +15,8 @@ NO_CITATION_NOTE = {"declined", "rejected", "error", "paused"}  # no answer to h
 
 def answer_checks(result: dict) -> None:
     """Under an answer: an outcome badge that claims only what was checked, why the run stopped,
-    whether its citation markers point at listed sources, and whether the answer was cut off."""
+    whether its citation markers point at listed sources, whether the answer was cut off, and the
+    claim check of each sentence."""
     if result.get("interrupted"):
         st.badge(outcome_text("paused"), icon="⏸️", color="blue")
         return
@@ -40,3 +42,4 @@ def answer_checks(result: dict) -> None:
             st.warning(t("truncated"), icon="✂️")
         else:
             st.warning(t("truncated_some", cut=cut["cut_off"], calls=cut["calls"], node=node), icon="✂️")  # md-safe: ints, node
+    claim_marks(result)

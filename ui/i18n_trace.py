@@ -61,6 +61,12 @@ EXACT = {
 }
 
 TEMPLATES = (
+    # the claim check (core.run.outcome.claim_line, core.run.verification)
+    ("{s} of {n} claims supported, {u} unsupported, {c} unchecked",
+     "주장 {n}개 중 {s}개 근거 있음, {u}개 근거 없음, {c}개 확인 안 함"),
+    ("{s} of {n} claims supported", "주장 {n}개 중 {s}개 근거 있음"),
+    ("{n} unsupported", "{n}개 근거 없음"),
+    ("{n} unchecked", "{n}개 확인 안 함"),
     # answers and stops
     # sources
     ("{n} source(s)", "출처 {n}개"),
@@ -198,6 +204,8 @@ DESCRIPTIONS_KO = {
 }
 
 OUTCOMES_KO = {
+    "supported": "답변 — 모든 주장이 근거 있음",
+    "unsupported": "답변 — 근거 없는 주장 있음",
     "grounded": "답변 — 근거 확인됨",
     "unchecked": "답변 — 근거 확인 안 함",
     "ungrounded": "답변 — 근거 확인 실패",

@@ -12,7 +12,7 @@ from core.patterns import get_pattern
 from core.secrets import MIN_KEY_CHARS, PROVIDER_KEY_FIELDS, key_problem
 from core.store.checkpoint import get_checkpointer
 from core.store.threads import get_registry
-from core.studio.render import safe_markdown
+from core.studio.render import plain_markdown, safe_markdown
 from ui.access import require_access
 from ui.i18n import LANGUAGES, t
 from ui.nav import nav_links
@@ -75,6 +75,8 @@ def _model_settings(p: dict) -> None:
                   help=t("model_free_help"))
     bound(st.slider, "temperature", t("temperature"), min_value=0.0, max_value=2.0, step=0.05)
     bound(st.number_input, "max_tokens", t("max_tokens"), min_value=16, max_value=32768, step=64)
+    bound(st.selectbox, "verify_claims", t("verify_claims"), options=["model", "rules", "off"],
+          format_func=lambda mode: t("verify_" + mode), help=t("verify_claims_help"))
     if provider != "embedded":
         bound(st.text_input, "grader_model", t("grader_model"), help=t("grader_help"))
     with st.expander(t("retrieval")):
@@ -99,11 +101,11 @@ def _endpoint_fields(provider: str) -> None:
               help=t("base_url_help") if provider in KEY_FIELDS else None)
         refused = settings.refused_urls.get(URL_FIELDS[provider])
         if refused:  # core.endpoints refused it: the configured server is used instead
-            st.error(t("url_refused", reason=refused))
+            st.error(t("url_refused", reason=plain_markdown(refused)))  # it may quote the typed URL
     if provider in KEY_FIELDS:
         typed = bound(st.text_input, KEY_FIELDS[provider], t("api_key"), type="password")
         if key_problem(KEY_FIELDS[provider], typed or ""):  # refused in core too (Settings): never sent, never redacted
-            st.error(t("key_too_short", n=MIN_KEY_CHARS))
+            st.error(t("key_too_short", n=MIN_KEY_CHARS))  # md-safe: a number
 
 
 def _run_options(p: dict, pattern_id: str | None) -> dict:

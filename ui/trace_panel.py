@@ -8,6 +8,7 @@ import streamlit as st
 from core.runtime.trace import budgets, other_counters, target_text
 from core.studio.export import TRACE_COLUMNS
 from core.studio.render import plain_markdown
+from ui.claim_marks import claims_cost
 from ui.i18n import core_text, kind_label, t, termination_label
 
 
@@ -61,6 +62,9 @@ def trace_panel(result: dict) -> None:
     cols[0].metric(t("llm_calls"), result.get("llm_calls", 0))
     cols[1].metric(t("tokens"), result.get("tokens", 0))
     cols[2].metric(t("ms"), result.get("ms", 0))
+    cost = result.get("verification")
+    if cost:  # the claim check's own cost, apart from the pattern's
+        st.caption(claims_cost(cost))
     st.markdown(f"**{t('verdicts')}**")
     if trace:
         st.dataframe(verdict_frame(trace), hide_index=True, width="stretch")

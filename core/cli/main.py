@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from core.config import PROVIDERS, ReadOnlyError, Settings, load_settings, refuse_if_read_only
+from core.run.outcome import claim_line
 
 
 def _progress(done: int, total: int, label: str) -> None:
@@ -184,6 +185,9 @@ def cmd_collections(settings: Settings, args) -> int:
     return 0
 
 
+CLAIM_MARKS = {"supported": "ok  ", "unsupported": "NOT ", "unchecked": "?   "}
+
+
 def _print_result(result: dict, as_json: bool) -> None:
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
@@ -197,6 +201,12 @@ def _print_result(result: dict, as_json: bool) -> None:
     for src in result.get("sources", []):
         where = src.get("url") or f"{src['source']} p.{src.get('page')}"
         print(f"  [{src['n']}] {src.get('title', '')} ({where})")
+    if result.get("claims"):
+        print(f"-- claim check: {claim_line(result)}")
+        for claim in result["claims"]:
+            if claim["verdict"] != "no_claim":
+                print(f"  {CLAIM_MARKS[claim['verdict']]} {claim['text']}" + (f"  ({claim['reason']})" if claim.get("reason")
+                                                                            and claim["verdict"] != "supported" else ""))
     print(f"-- {result.get('termination_reason')}: {result.get('termination_message')} | "
           f"{result.get('llm_calls', 0)} LLM calls, {result.get('ms', 0)} ms, thread {result.get('thread_id')}")
 

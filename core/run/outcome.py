@@ -1,6 +1,7 @@
 """What a finished run can honestly claim: its outcome, whether its citations point at real sources,
-and whether the answer was cut off at the token limit. Derived from the run result alone (trace
-verdicts, termination reason, usage), so chat, compare, export and the CLI all say the same thing.
+whether its sentences are supported by its documents (the claim check), and whether the answer was cut
+off at the token limit. Derived from the run result alone (trace verdicts, claim support, termination
+reason, usage), so chat, compare, export and the CLI all say the same thing.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ ANSWER_REASONS = frozenset({"answered", "accepted"})
 
 # status -> (tone, English label); tones: good | neutral | warning | error
 OUTCOMES = {
+    "supported": ("good", "answered — every claim supported"),
+    "unsupported": ("warning", "answered — unsupported claims"),
     "grounded": ("good", "answered — grounded"),
     "unchecked": ("neutral", "answered — grounding not checked"),
     "ungrounded": ("warning", "answered — grounding failed"),
@@ -55,7 +58,30 @@ def outcome(result: dict) -> str:
         return "partial" if result.get("sources") and result.get("answer") else "declined"
     if reason == "direct_answer":
         return "direct"
-    return {"yes": "grounded", "no": "ungrounded"}.get(grounding(result), "unchecked")
+    support = result.get("claim_support") or {}
+    if support.get("unsupported"):  # whatever the pattern's own grader said: never a success badge
+        return "unsupported"
+    graded = grounding(result)
+    if graded == "no":
+        return "ungrounded"
+    if support.get("claims") and support.get("supported") == support["claims"]:
+        return "supported"
+    return "grounded" if graded == "yes" else "unchecked"
+
+
+def claim_line(result: dict) -> str:
+    """"3 of 4 claims supported · 1 unsupported · …" for the run's answer, '' when it was not checked."""
+    support = result.get("claim_support") or {}
+    if not support.get("claims"):
+        return ""
+    parts = [f"{support['supported']} of {support['claims']} claims supported"]
+    parts += [f"{support[k]} {k}" for k in ("unsupported", "unchecked") if support.get(k)]
+    return " · ".join(parts)
+
+
+def disagreement(result: dict) -> bool:
+    """The pattern's grader called the answer grounded, and the claim check found an unsupported sentence."""
+    return grounding(result) == "yes" and bool((result.get("claim_support") or {}).get("unsupported"))
 
 
 def outcome_tone(status: str) -> str:
@@ -126,6 +152,8 @@ def summary(result: dict) -> dict:
     """Everything the views and exports say about a run's outcome, as plain data (English labels)."""
     status = outcome(result)
     out = {"status": status, "label": outcome_label(status), "grounding": grounding(result)}
+    if result.get("claim_support"):
+        out["claims"] = {**result["claim_support"], "line": claim_line(result), "disagreement": disagreement(result)}
     if status not in ("error", "paused") and result.get("answer"):
         out["citations"] = check_citations(result["answer"], result.get("sources") or [])
     cut = truncated_nodes(result)

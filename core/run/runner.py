@@ -22,6 +22,7 @@ from core.llm.models import friendly_error, model_name, resolve_provider
 from core.patterns import compile_pattern, get_pattern
 from core.patterns.common import turn_input
 from core.run.run_slots import SLOTS
+from core.run.verification import should_verify, verify_run
 from core.runtime.context import RunContext, make_context
 from core.runtime.review import ReviewDecisionError, normalise_decision
 from core.runtime.trace import UsageCallback, merge_usage
@@ -164,6 +165,10 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
             error=None,
         )
         status = "waiting" if interrupts else "done"
+        if status == "done" and should_verify(result, settings):  # every sentence against the run's documents
+            yield {"type": "node", "node": "verification", "namespace": []}
+            result.update(verify_run(result, settings, model=ctx.grader))
+            yield {"type": "trace", "event": redact_all(result["trace"][-1], settings)}
     except GraphRecursionError:
         result.update(_failure("error", "stopped: the graph hit its recursion limit (a loop did not end)"))
         status = "failed"

@@ -19,7 +19,8 @@ from core.config import Settings
 from core.run.runner import check_question, stream_run
 from core.store import owner, saved_records
 
-METRICS = ("termination_reason", "llm_calls", "tokens", "seconds", "sources", "steps")
+METRICS = ("termination_reason", "claims_supported", "unsupported_claims", "llm_calls", "tokens", "seconds",
+           "verification_seconds", "sources", "steps")
 QUEUE_POLL_SECONDS = 1.0  # how often a waiting reader checks that the workers are still alive
 INTERRUPTED = {"error": "interrupted: the server stopped before this run finished", "termination_reason": "interrupted"}
 
@@ -137,6 +138,7 @@ def metrics_rows(record: dict) -> list[dict]:
             "seconds": round(result.get("ms", 0) / 1000, 2),
             "sources": len(result.get("sources") or []),
             "steps": len(result.get("path") or []),
+            **claim_columns(result),
         })
     return rows
 
@@ -185,3 +187,12 @@ def load_comparison(settings: Settings, compare_id: str) -> dict:
     if not path.is_file() or path.parent != _folder(settings):
         raise KeyError(f"no saved comparison {compare_id!r}")
     return _settled(json.loads(path.read_text(encoding="utf-8")), settings)
+
+
+def claim_columns(result: dict) -> dict:
+    """The claim check of one run for a table: "3 / 4" supported, the unsupported sentences, its own seconds."""
+    support = result.get("claim_support") or {}
+    unsupported = [c["text"] for c in result.get("claims") or [] if c.get("verdict") == "unsupported"]
+    return {"claims_supported": f"{support['supported']} / {support['claims']}" if support.get("claims") else "",
+            "unsupported_claims": " | ".join(unsupported),
+            "verification_seconds": round((result.get("verification") or {}).get("ms", 0) / 1000, 2)}

@@ -125,6 +125,7 @@ def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
     facts = item["facts"]
     parsed, replies = agent_steps(result)
     fact_rate = sum(_norm(f) in _norm(answer) for f in facts) / len(facts) if facts else None
+    support = result.get("claim_support") or {}
     return {
         "id": item["id"], "category": item["category"], "route_ok": route_ok, "source_hit": source_hit,
         "fact_rate": fact_rate, "declined_ok": None if item["answerable"] else declined(item, result, judge),
@@ -134,7 +135,17 @@ def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
         "llm_calls": result.get("llm_calls", 0), "tokens": result.get("tokens", 0), "ms": result.get("ms", 0),
         "termination_reason": result.get("termination_reason") or "error", "error": result.get("error"),
         "searched": sorted(searched), "answer": answer[:300],
+        # the claim check: needs no reference answer, so it scores any question set
+        "claims_supported": support.get("supported", 0), "claims_unsupported": support.get("unsupported", 0),
+        "claims_unchecked": support.get("unchecked", 0), "faithfulness": faithfulness(support),
+        "verification_ms": (result.get("verification") or {}).get("ms", 0),
     }
+
+
+def faithfulness(support: dict) -> float | None:
+    """Supported ÷ checked claims (unchecked ones count neither way); None when nothing was checked."""
+    checked = support.get("supported", 0) + support.get("unsupported", 0)
+    return round(support.get("supported", 0) / checked, 3) if checked else None
 
 
 def _mean(values) -> float | None:
@@ -149,6 +160,10 @@ def summarise(scores: list[dict]) -> dict:
         "route_accuracy": _mean(s["route_ok"] for s in scores),
         "source_hit_rate": _mean(s["source_hit"] for s in scores),
         "key_fact_rate": _mean(s["fact_rate"] for s in scores),
+        # pooled over every checked claim of the set: a long answer weighs by its sentences
+        "faithfulness": faithfulness({"supported": sum(s.get("claims_supported", 0) for s in scores),
+                                      "unsupported": sum(s.get("claims_unsupported", 0) for s in scores)}),
+        "unsupported_claims": sum(s.get("claims_unsupported", 0) for s in scores),
         "correct_decline_rate": _mean(s["declined_ok"] for s in scores),
         "answered_rate": _mean(s.get("answered") for s in scores),
         "language_match_rate": _mean(s.get("language_ok") for s in scores),
@@ -220,7 +235,7 @@ def saved_reports(settings: Settings) -> list[dict]:
 
 
 def render(report: dict) -> str:
-    keys = ["route_accuracy", "source_hit_rate", "key_fact_rate", "correct_decline_rate", "answered_rate",
+    keys = ["route_accuracy", "source_hit_rate", "key_fact_rate", "faithfulness", "correct_decline_rate", "answered_rate",
             "language_match_rate", "step_parse_rate", "mean_llm_calls", "mean_tokens", "mean_seconds", "errors"]
     header = ["pattern", "n"] + keys
     rows = [[name, str(data["summary"]["questions"])] + [str(data["summary"].get(k)) for k in keys]

@@ -15,10 +15,12 @@ from core.studio.render import safe_markdown, source_links
 
 RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
                  "termination_message", "error", "interrupted", "sources", "trace", "path", "usage",
-                 "llm_calls", "tokens", "ms", "provider", "model", "forked_from")
+                 "llm_calls", "tokens", "ms", "provider", "model", "forked_from", "claims", "claim_support",
+                 "verification")
 # the settings that explain a run; URLs are left out (they may carry credentials)
 SETTING_FIELDS = ("provider", "model", "grader_model", "temperature", "max_tokens", "k", "max_rewrites",
-                  "max_generations", "max_iterations", "embedding_provider", "embedding_model")
+                  "max_generations", "max_iterations", "embedding_provider", "embedding_model", "verify_claims",
+                  "claim_checks")
 TRACE_COLUMNS = ("node", "kind", "grader", "target", "verdict", "score", "reason")
 
 
@@ -82,6 +84,11 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
             "", f"Path: {' → '.join(rec.get('path') or [])}",
             f"Model: {rec.get('provider', '?')} / {rec.get('model', '?')} · {rec.get('llm_calls', 0)} LLM calls · "
             f"{rec.get('tokens', 0)} tokens · {rec.get('ms', 0)} ms", ""]
+    if rec.get("claims"):
+        out += [f"{h} Claims", ""] + _table(("verdict", "sentence", "reason", "evidence"), [
+            (c.get("verdict"), c.get("text"), c.get("reason"),
+             " / ".join(f"{e.get('source')} · {e.get('chunk')}: “{e.get('quote')}”" for e in c.get("evidence") or []))
+            for c in rec["claims"]]) + [""]
     if rec.get("sources"):
         out += [f"{h} Sources", ""]
         for src in rec["sources"]:
@@ -101,6 +108,11 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
 
 def _outcome_line(outcome: dict) -> str:
     parts = [outcome.get("label") or outcome.get("status", "")]
+    claims = outcome.get("claims") or {}
+    if claims.get("line"):
+        parts.append(f"claim check: {claims['line']}")
+    if claims.get("disagreement"):
+        parts.append(f"the pattern's grader said grounded, the claim check found {claims['unsupported']} unsupported")
     citations = outcome.get("citations") or {}
     if citations.get("unknown"):
         parts.append(f"citations with no listed source: {', '.join(citations['unknown'])}")
