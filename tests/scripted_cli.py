@@ -15,12 +15,13 @@ sys.path[:0] = [str(TESTS.parent), str(TESTS)]
 from app_support import happy_script  # noqa: E402
 from scripted import ScriptedChatModel  # noqa: E402
 
+import core.cli.common  # noqa: E402
 import core.cli.main  # noqa: E402
 import core.llm.models  # noqa: E402
 
 MODEL = ScriptedChatModel(responder=happy_script())
 core.llm.models.get_chat_model = lambda settings, role="main": MODEL
-core.cli.main._prepare_model = lambda settings: None  # nothing to assemble: no embedded model runs
+core.cli.common.prepare_model = lambda settings: None  # nothing to assemble: no embedded model runs
 
 if __name__ == "__main__":
     sys.exit(core.cli.main.main(sys.argv[1:]))

@@ -11,6 +11,7 @@ from langchain_core.embeddings import Embeddings
 from scripted import ScriptedChatModel
 
 import core.cli.main as cli
+from core.cli import common
 from core.config import load_settings
 from core.llm.claims.check import VERDICTS, check_claims, verify_answer
 from core.llm.claims.numbers import facts_of, keys_of
@@ -280,7 +281,7 @@ def test_verify_command_prints_claims_as_text_and_json(tmp_path, capsys, monkeyp
     assert "-- 1 of 2 claims supported" in text
     model = _model("supported")
     monkeypatch.setattr("core.llm.models.get_chat_model", lambda settings, role="main": model)
-    monkeypatch.setattr(cli, "_prepare_model", lambda settings: None)
+    monkeypatch.setattr(common, "prepare_model", lambda settings: None)
     monkeypatch.setattr(sys, "stdin", open(request, encoding="utf-8"))
     assert cli.main(["--data-dir", str(tmp_path), "verify", "--json", "--mode", "model"]) == 0
     result = json.loads(capsys.readouterr().out)
