@@ -2,6 +2,7 @@
 # The test command: installs what the tests need (Python packages, Debian's Chromium for the
 # browser tests, Debian's PostgreSQL for the team back ends), runs `ruff check`, then the whole suite.
 # Extra arguments go to pytest (-m "not teams" leaves out the tests that start Postgres and Chroma servers).
+# --fast: the edit-test loop; leaves out the tests that start a real model, a server or a browser (pytest.ini).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
@@ -20,4 +21,8 @@ if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb 
     fi
 fi
 python -m ruff check .
+if [ "${1:-}" = "--fast" ]; then
+    shift
+    exec python -m pytest -q -m "not real_model and not server and not browser" "$@"
+fi
 exec python -m pytest -q "$@"

@@ -48,6 +48,19 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "blocked_types_expected: the test loads a checkpoint with a forbidden type")
 
 
+SERVER_FIXTURES = {"postgres_cluster", "database_url", "chroma_server"}  # each starts a real server
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tiers by what a test starts (bash scripts/test.sh --fast leaves these out): browser tests by their
+    file, team back ends by the fixtures that start them; real_model is marked on the tests themselves."""
+    for item in items:
+        if item.path.name.startswith("test_browser"):
+            item.add_marker("browser")
+        if item.get_closest_marker("teams") or SERVER_FIXTURES & set(item.fixturenames):
+            item.add_marker("server")
+
+
 # ---------------------------------------------------------------- team back ends (issue #14): real servers
 
 

@@ -182,6 +182,7 @@ def test_an_adversarial_model_stays_within_the_documented_bound(sample_settings,
         assert result["path"].count("rewrite_question") == sample_settings.max_rewrites
 
 
+@pytest.mark.real_model
 def test_end_to_end_on_the_embedded_model(sample_settings):
     settings = sample_settings.with_(max_tokens=160, max_rewrites=1)
     result = run("agentic", "트러플 크림 파스타의 가격은 얼마인가요?", settings)

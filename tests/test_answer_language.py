@@ -6,8 +6,12 @@ English until the answer prompt named the language (core.prompts.answer_request)
 
 import re
 
+import pytest
+
 from core.prompts import answer_request
 from core.run.runner import run
+
+pytestmark = pytest.mark.real_model
 
 QWEN = "qwen2.5-coder-1.5b-instruct"
 HANGUL = re.compile(r"[\uac00-\ud7a3]")

@@ -321,6 +321,7 @@ def test_verify_command_as_a_process(tmp_path):
 # ---------------------------------------------------------------- the real (tiny) model
 
 
+@pytest.mark.real_model
 def test_the_model_check_runs_end_to_end_on_the_embedded_gemma(tmp_path):
     # a process of its own (RAG_EMBEDDED_MODEL=gemma-3-270m comes from conftest): a crash in llama.cpp fails this test only
     body = json.dumps({"question": "트러플 크림 파스타에는 무엇이 들어가나요?",

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -16,6 +18,7 @@ def _cli(*args, data_dir, env_extra=None):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.real_model
 def test_ask_json_on_the_embedded_model_cites_the_menu(sample_data_dir):
     proc = _cli("ask", "--json", "스테이크 메뉴의 가격은 얼마인가요?", data_dir=sample_data_dir)
     assert proc.returncode == 0, proc.stderr

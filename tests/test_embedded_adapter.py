@@ -20,6 +20,8 @@ from core.llm.embedded_llm import N_CTX, EmbeddedChatModel
 from core.llm.models import get_chat_model
 from core.run.runner import run
 
+pytestmark = pytest.mark.real_model
+
 GEMMA = "gemma-3-270m"
 
 

@@ -14,6 +14,8 @@ from workflow_script import Script
 
 from core.config import load_settings
 
+pytestmark = pytest.mark.real_model
+
 ROOT = Path(__file__).resolve().parent.parent
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 

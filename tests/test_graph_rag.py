@@ -155,6 +155,7 @@ def test_linking_finds_names_in_the_question_and_matches_mentions_loosely():
                                                       ("네비올로", "contains")]
 
 
+@pytest.mark.real_model
 def test_end_to_end_on_the_embedded_model(sample_settings):
     started = time.perf_counter()
     result = run("graph_rag", PAIRING_Q, sample_settings, source_ids=["restaurant_wine"], graph_max_chunks=2)

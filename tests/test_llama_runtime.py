@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from core.llm.llama_runtime import needs_plain_buffers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -17,6 +19,7 @@ print("tokens", out["usage"]["completion_tokens"])
 """
 
 
+@pytest.mark.real_model
 def test_the_embedded_model_decodes_on_this_cpu():
     done = subprocess.run([sys.executable, "-c", GENERATE], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-1500:]}"

@@ -23,6 +23,8 @@ from core.patterns import pattern_ids
 from core.run.runner import run
 from core.runtime.trace import TERMINATION_REASONS
 
+pytestmark = pytest.mark.server
+
 ALIAS = "gemma-3-270m-server"
 MENU_QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
 POLICY_QUESTION = "일본의 디지털 정책에서 AI 관련 내용은 무엇인가요?"

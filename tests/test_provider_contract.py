@@ -16,6 +16,8 @@ from pydantic import BaseModel, Field
 from core.config import load_settings
 from core.llm.models import check, get_chat_model
 
+pytestmark = pytest.mark.real_model
+
 EMBEDDED = ["gemma-3-270m", "qwen2.5-coder-1.5b-instruct"]
 CASES = [("embedded", name) for name in EMBEDDED] + [
     (p, None) for p in os.environ.get("RAG_CONTRACT_PROVIDERS", "").split(",") if p]

@@ -313,6 +313,7 @@ def test_approval_reject_tells_the_agent_why(sample_settings, pattern):
 # ---------------------------------------------------------------- the real embedded model
 
 
+@pytest.mark.real_model
 @pytest.mark.parametrize("pattern", ["react", "react_native"])
 def test_end_to_end_on_the_embedded_model(sample_settings, pattern):
     settings = sample_settings.with_(max_iterations=3, max_tokens=160)

@@ -13,6 +13,8 @@ from core.patterns import get_pattern
 from core.run.runner import run
 from core.runtime.trace import TERMINATION_REASONS
 
+pytestmark = pytest.mark.real_model
+
 
 @pytest.mark.parametrize("pattern_id", ["adaptive", "self_rag", "corrective"])
 def test_pattern_runs_to_a_termination_reason_on_the_embedded_model(sample_settings, pattern_id):
