@@ -107,3 +107,24 @@ def nav(page, label: str) -> None:
     """Follow one of the app's own sidebar links (ui/nav.py; the automatic page list is hidden)."""
     page.locator("[data-testid=stSidebar] [data-testid=stPageLink] a", has_text=label).first.click()
     page.wait_for_load_state("networkidle")
+
+
+QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
+LIVE_ANSWER_JS = "() => [...document.querySelectorAll('[class*=st-key-live_answer_]')].map(e => e.innerText).pop() || ''"
+
+
+def ask(page, question: str) -> list[str]:
+    """Send a question; return the answer texts seen while it streamed."""
+    page.locator("[data-testid=stChatInput] textarea").fill(question)
+    page.keyboard.press("Enter")
+    seen: list[str] = []
+    deadline = time.monotonic() + RUN_TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:  # sample the bubble while tokens arrive
+        if page.locator("[data-testid=stChatMessage] [data-testid=stTab]").count() or \
+                page.get_by_text(KO["waiting_review"]).count():
+            break
+        text = page.evaluate(LIVE_ANSWER_JS).strip()  # one read: the element may vanish on the rerun
+        if text and (not seen or seen[-1] != text):
+            seen.append(text)
+        time.sleep(0.05)
+    return seen

@@ -1,5 +1,10 @@
 """Small builders shared by the pattern tests."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from langchain_core.documents import Document
 from scripted import ScriptedChatModel
 from workflow_script import Script
@@ -7,6 +12,8 @@ from workflow_script import Script
 from core.knowledge.web_search import WebResult
 from core.run.runner import run
 from core.runtime.context import make_context
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def web_ok(*texts):
@@ -53,3 +60,11 @@ def add_long_menu_chunk(settings, folder) -> str:
     path.write_text(text, encoding="utf-8")
     KnowledgeBase(settings).ingest([path], "restaurant_menu")
     return text
+
+
+def cli_process(*args, data_dir, env_extra=None):
+    """`python -m core --data-dir DIR ARGS` in a new process, without the provider keys of the environment."""
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "TAVILY_API_KEY")}
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "core", "--data-dir", str(data_dir), *args],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

@@ -82,7 +82,7 @@ def test_password_comparison_is_exact():
 
 
 def test_read_only_mode_refuses_changes_in_core_but_still_indexes_the_samples(tmp_path, monkeypatch):
-    from test_knowledge_hardening import HashEmbeddings
+    from fakes import HashEmbeddings
 
     monkeypatch.setattr(core.knowledge.base, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
     writable = KnowledgeBase(load_settings(data_dir=str(tmp_path / "data")), HashEmbeddings())

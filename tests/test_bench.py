@@ -29,9 +29,8 @@ def test_structured_output_returns_the_preset_verdict_and_sleeps():
 def test_grading_bench_compares_concurrent_with_sequential():
     rows = bench.bench_grading(latency=0.05)
     assert [r["documents"] for r in rows] == [4, 8]
-    for row in rows:
-        assert row["sequential_s"] > row["concurrent_s"]
-        assert row["speedup"] > 1.5
+    for row in rows:  # rounds of overlapping calls, not seconds: the same on a busy machine
+        assert row["sequential_rounds"] == row["documents"] and row["concurrent_rounds"] < row["documents"]
 
 
 def test_a_worker_pool_counts_one_latency_per_round():

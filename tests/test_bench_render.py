@@ -15,4 +15,4 @@ def test_bench_render_prints_one_json_line_for_the_rendered_thread(tmp_path):
     [line] = out.stdout.splitlines()  # nothing else on stdout: `python -m core bench` parses it
     report = json.loads(line)
     assert report["messages"] == 6 and report["runs"] == 2  # the script checks 6 bubbles were on the page
-    assert 0 < report["p50_s"] <= report["max_s"] < 60
+    assert report["p50_s"] > 0 and report["max_s"] > 0  # both measured (the figures themselves are the benchmark's)

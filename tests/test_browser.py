@@ -8,31 +8,9 @@ Screenshots go to test-artifacts/.
 
 from __future__ import annotations
 
-import time
-
-from browser_support import KO, RUN_TIMEOUT_MS, browser, nav, needs_chromium, page, server, shot  # noqa: F401
-
-QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
-LIVE_ANSWER_JS = "() => [...document.querySelectorAll('[class*=st-key-live_answer_]')].map(e => e.innerText).pop() || ''"
+from browser_support import KO, QUESTION, RUN_TIMEOUT_MS, ask, browser, nav, needs_chromium, page, server, shot  # noqa: F401
 
 pytestmark = needs_chromium
-
-
-def ask(page, question: str) -> list[str]:
-    """Send a question; return the answer texts seen while it streamed."""
-    page.locator("[data-testid=stChatInput] textarea").fill(question)
-    page.keyboard.press("Enter")
-    seen: list[str] = []
-    deadline = time.monotonic() + RUN_TIMEOUT_MS / 1000
-    while time.monotonic() < deadline:  # sample the bubble while tokens arrive
-        if page.locator("[data-testid=stChatMessage] [data-testid=stTab]").count() or \
-                page.get_by_text(KO["waiting_review"]).count():
-            break
-        text = page.evaluate(LIVE_ANSWER_JS).strip()  # one read: the element may vanish on the rerun
-        if text and (not seen or seen[-1] != text):
-            seen.append(text)
-        time.sleep(0.05)
-    return seen
 
 
 def test_menu_question_streams_an_answer_with_trace_and_citations(server, page):

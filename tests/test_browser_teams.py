@@ -10,8 +10,7 @@ import shutil
 
 import pytest
 from app_support import HAPPY_ANSWER
-from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, Server, browser, nav, needs_chromium, page, shot  # noqa: F401
-from test_browser import QUESTION, ask
+from browser_support import ARTIFACTS, KO, QUESTION, RUN_TIMEOUT_MS, Server, ask, browser, nav, needs_chromium, page, shot  # noqa: F401
 
 from core.cli.migrate import migrate
 

@@ -7,20 +7,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import cli_process
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _cli(*args, data_dir, env_extra=None):
-    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "TAVILY_API_KEY")}
-    env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "core", "--data-dir", str(data_dir), *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-
-
 @pytest.mark.real_model
 def test_ask_json_on_the_embedded_model_cites_the_menu(sample_data_dir):
-    proc = _cli("ask", "--json", "스테이크 메뉴의 가격은 얼마인가요?", data_dir=sample_data_dir)
+    proc = cli_process("ask", "--json", "스테이크 메뉴의 가격은 얼마인가요?", data_dir=sample_data_dir)
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
     for key in ("answer", "pattern", "thread_id", "termination_reason", "sources", "trace", "llm_calls", "interrupted"):
@@ -31,7 +25,7 @@ def test_ask_json_on_the_embedded_model_cites_the_menu(sample_data_dir):
 
 
 def test_openai_without_a_key_fails_with_one_clear_line(tmp_path):
-    proc = _cli("ask", "--provider", "openai", "스테이크 메뉴의 가격은 얼마인가요?", data_dir=tmp_path)
+    proc = cli_process("ask", "--provider", "openai", "스테이크 메뉴의 가격은 얼마인가요?", data_dir=tmp_path)
     assert proc.returncode == 1
     lines = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("  ")
              and "indexed sample" not in line]
@@ -45,11 +39,11 @@ def test_doctor_and_ingest_report_per_file_errors(tmp_path):
     good.write_text("# 주차 안내\n건물 지하 2층에 주차할 수 있습니다.")
     bad = tmp_path / "bad.pdf"
     bad.write_bytes(b"not a pdf")
-    proc = _cli("ingest", str(good), str(bad), "--collection", "notes", data_dir=tmp_path / "d")
+    proc = cli_process("ingest", str(good), str(bad), "--collection", "notes", data_dir=tmp_path / "d")
     assert proc.returncode == 1
     assert "ok     note.md: 1 chunks -> notes" in proc.stdout
     assert "bad.pdf: cannot read this PDF" in proc.stdout
-    doctor = _cli("doctor", data_dir=tmp_path / "d")
+    doctor = cli_process("doctor", data_dir=tmp_path / "d")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     assert "embedded (gemma-3-270m): ok" in doctor.stdout
     assert "collection     : notes: 1 chunks" in doctor.stdout
@@ -57,7 +51,7 @@ def test_doctor_and_ingest_report_per_file_errors(tmp_path):
 
 def test_eval_refuses_a_limit_below_one_before_running_anything(tmp_path):
     for limit in ("0", "-1", "ten"):
-        proc = _cli("eval", "--limit", limit, "--patterns", "basic", data_dir=tmp_path)
+        proc = cli_process("eval", "--limit", limit, "--patterns", "basic", data_dir=tmp_path)
         assert proc.returncode == 2
         assert f"argument --limit: expected a whole number of at least 1, got '{limit}'" in proc.stderr
     assert not (tmp_path / "evals").exists()  # no empty evaluation saved
@@ -69,10 +63,10 @@ def test_ingest_with_a_description_survives_a_restart_and_collections_lists_it(s
     data = tmp_path / "data"
     shutil.copytree(sample_data_dir / "chroma", data / "chroma")
     guide = ROOT / "tests" / "corpora" / "hanbit_bikes.md"
-    proc = _cli("ingest", str(guide), "--collection", "hanbit_bikes", "--name", "누비라 안내",
+    proc = cli_process("ingest", str(guide), "--collection", "hanbit_bikes", "--name", "누비라 안내",
                 "--description", "한빛시 공공자전거 누비라의 요금과 대여소.", data_dir=data)
     assert proc.returncode == 0, proc.stderr
-    listed = _cli("collections", "--json", data_dir=data)  # a new process: what was stored, not what was cached
+    listed = cli_process("collections", "--json", data_dir=data)  # a new process: what was stored, not what was cached
     assert listed.returncode == 0, listed.stderr
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert set(rows) == {"hanbit_bikes", "restaurant_menu", "restaurant_wine", "japan_ict", "usa_ict"}
@@ -81,26 +75,26 @@ def test_ingest_with_a_description_survives_a_restart_and_collections_lists_it(s
         ("누비라 안내", "한빛시 공공자전거 누비라의 요금과 대여소.", 1, True)
     assert bikes["embedding_model"] == "embedded:multilingual-e5-small"
     assert "Restaurant menu" in rows["restaurant_menu"]["display_name"]  # the samples ship described
-    off = _cli("collections", "--set", "restaurant_menu", "--enabled", "off", data_dir=data)
+    off = cli_process("collections", "--set", "restaurant_menu", "--enabled", "off", data_dir=data)
     assert off.returncode == 0 and "restaurant_menu          off" in off.stdout
-    refused = _cli("ingest", str(guide), "--collection", "web", data_dir=data)
+    refused = cli_process("ingest", str(guide), "--collection", "web", data_dir=data)
     assert refused.returncode == 2 and "'web' is reserved" in refused.stderr
 
 
 def test_eval_with_a_broken_question_set_names_the_line(tmp_path):
     broken = tmp_path / "mine.jsonl"
     broken.write_text('{"question": "누비라 요금은?", "sources": ["hanbit_bikes"]}\n{"sources": []}\n', encoding="utf-8")
-    proc = _cli("eval", "--set", str(broken), "--patterns", "basic", data_dir=tmp_path / "d")
+    proc = cli_process("eval", "--set", str(broken), "--patterns", "basic", data_dir=tmp_path / "d")
     assert proc.returncode == 2
     assert "error: mine.jsonl line 2: 'question' is missing or empty" in proc.stderr
     assert not (tmp_path / "d" / "evals").exists()
 
 
 def test_migrate_without_a_target_says_how_to_give_one_without_a_command_line_password(tmp_path):
-    proc = _cli("migrate", data_dir=tmp_path, env_extra={"RAG_MIGRATE_DATABASE_URL": "", "RAG_MIGRATE_CHROMA_URL": ""})
+    proc = cli_process("migrate", data_dir=tmp_path, env_extra={"RAG_MIGRATE_DATABASE_URL": "", "RAG_MIGRATE_CHROMA_URL": ""})
     assert proc.returncode == 2
     assert "RAG_MIGRATE_DATABASE_URL" in proc.stderr and "- to read it from stdin" in proc.stderr
-    assert "RAG_MIGRATE_DATABASE_URL" in _cli("migrate", "--help", data_dir=tmp_path).stdout
+    assert "RAG_MIGRATE_DATABASE_URL" in cli_process("migrate", "--help", data_dir=tmp_path).stdout
 
 
 def test_migrate_reads_the_database_url_from_stdin_and_never_echoes_it(tmp_path):

@@ -2,7 +2,7 @@
 
 import pytest
 from helpers import kinds, run_script, web_down, web_ok
-from workflow_script import Script
+from workflow_script import Script, role_of
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 
@@ -92,7 +92,7 @@ def test_correct_but_no_strip_survives_falls_back_to_the_web(s):
 
 
 def test_grades_run_concurrently_not_one_after_another(s):
-    import time
+    import threading
 
     from scripted import ScriptedChatModel
 
@@ -100,12 +100,24 @@ def test_grades_run_concurrently_not_one_after_another(s):
     from core.runtime.context import make_context
 
     script = Script(crag=crag("incorrect"), web_rewrite={"question": "q"})
-    model = ScriptedChatModel(responder=script, latency=0.3)
-    start = time.perf_counter()
+    lock, in_flight, most, together = threading.Lock(), [0], [0], threading.Event()
+
+    def gate(messages) -> float:  # before its reply, each grade waits (at most 5 s) until a second one is under way
+        if role_of(messages) != "crag":
+            return 0.0
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+            if in_flight[0] >= 2:
+                together.set()
+        together.wait(timeout=5)
+        with lock:
+            in_flight[0] -= 1
+        return 0.0
+
+    model = ScriptedChatModel(responder=script, delay=gate)
     run("corrective", STEAK, s.with_(k=4), ctx=make_context(s.with_(k=4), llm=model, grader=model, web=web_down))
-    elapsed = time.perf_counter() - start
-    # 4 grades + 1 rewrite at 0.3 s each: sequential would take 1.5 s or more
-    assert elapsed < 1.4, elapsed
+    assert most[0] >= 2  # one after another, no grade would ever have met another
 
 
 def test_strip_verdicts_of_the_wrong_length_fall_back_to_keeping_every_strip(s):

@@ -1,7 +1,7 @@
 """Data stays data (issue #21): fence tags in disguise, collection descriptions in prompts, reserved names."""
 
 import pytest
-from test_knowledge_hardening import HashEmbeddings
+from fakes import HashEmbeddings
 
 from core.config import load_settings
 from core.knowledge.base import KnowledgeBase

@@ -1,15 +1,13 @@
 """Hostile uploads and careless re-indexing: limits per file, safe re-ingest and re-index, clear CLI errors."""
 
-import hashlib
 import io
 import shutil
 import zlib
 from pathlib import Path
 
-import numpy as np
 import pytest
 from app_support import app_data, assert_clean, open_page  # noqa: F401
-from langchain_core.embeddings import Embeddings
+from fakes import HashEmbeddings
 from pypdf import PdfWriter
 
 import core.knowledge.base
@@ -20,28 +18,6 @@ from core.knowledge.loaders import KnowledgeError, load_file
 
 JAPAN_PDF = SAMPLES_DIR / "japan_ict_policy.pdf"
 NOTES = "# 주차\n\n" + "\n\n".join(f"안내 {i}: 지하 {i}층 주차장은 {i}시간 무료입니다." for i in range(40))
-
-
-class HashEmbeddings(Embeddings):
-    """Deterministic vectors; ``fail_after`` embed calls it raises, like an embedding server going down."""
-
-    model_id = "test:hash"
-
-    def __init__(self, fail_after: int | None = None, model_id: str = "test:hash"):
-        self.fail_after, self.calls, self.model_id = fail_after, 0, model_id
-
-    def _vector(self, text: str) -> list[float]:
-        vec = np.random.default_rng(int(hashlib.sha1(text.encode()).hexdigest()[:8], 16)).normal(size=16)
-        return (vec / np.linalg.norm(vec)).tolist()
-
-    def embed_documents(self, texts):
-        self.calls += 1
-        if self.fail_after is not None and self.calls > self.fail_after:
-            raise ConnectionError("embedding server went away")
-        return [self._vector(t) for t in texts]
-
-    def embed_query(self, text):
-        return self._vector(text)
 
 
 def kb_with(settings, **kwargs) -> KnowledgeBase:

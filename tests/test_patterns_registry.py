@@ -19,14 +19,19 @@ def test_pattern_compiles_and_draws_its_diagram(sample_settings, pattern_id):
     for node in pattern.answer_nodes:
         assert node in mermaid, node
     assert pattern.max_llm_calls(sample_settings) > 0
-    assert pattern.recursion_limit(sample_settings) > pattern.max_llm_calls(sample_settings)
     assert len(pattern.description.splitlines()) == 2
     # every pattern retrieves, so every pattern can pause for a human before it uses what it found
     assert pattern.supports_review and {"review_documents", "review_tool_calls"} & set(graph.get_graph().nodes)
 
 
-def test_bounds_grow_with_the_retry_settings(sample_settings):
+RETRY_BOUND = {"self_rag", "corrective", "agentic"}  # grade k documents, rewrite and regenerate
+STEP_BOUND = {"react", "react_native"}  # one call per agent step
+
+
+def test_bounds_follow_exactly_the_settings_they_depend_on(sample_settings):
     small = sample_settings.with_(k=2, max_rewrites=1, max_generations=1)
     large = sample_settings.with_(k=4, max_rewrites=3, max_generations=3)
+    few, many = sample_settings.with_(max_iterations=2), sample_settings.with_(max_iterations=8)
     for pattern in all_patterns():
-        assert pattern.max_llm_calls(large) >= pattern.max_llm_calls(small)
+        assert (pattern.max_llm_calls(large) > pattern.max_llm_calls(small)) == (pattern.id in RETRY_BOUND), pattern.id
+        assert (pattern.max_llm_calls(many) > pattern.max_llm_calls(few)) == (pattern.id in STEP_BOUND), pattern.id

@@ -2,7 +2,7 @@
 
 import pytest
 from app_support import app_data, assert_clean, open_page  # noqa: F401
-from test_knowledge_hardening import HashEmbeddings
+from fakes import HashEmbeddings
 
 import core.knowledge.base
 from core.cli.main import main

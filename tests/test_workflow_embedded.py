@@ -7,7 +7,7 @@ termination reason, within the bound.
 import json
 
 import pytest
-from test_cli import _cli
+from helpers import cli_process
 
 from core.patterns import get_pattern
 from core.run.runner import run
@@ -28,18 +28,18 @@ def test_pattern_runs_to_a_termination_reason_on_the_embedded_model(sample_setti
 
 
 def test_review_pauses_in_one_process_and_resumes_in_another(sample_data_dir):
-    paused = _cli("ask", "--pattern", "adaptive", "--review", "--json", "트러플 크림 파스타 가격은?",
+    paused = cli_process("ask", "--pattern", "adaptive", "--review", "--json", "트러플 크림 파스타 가격은?",
                   data_dir=sample_data_dir)
     assert paused.returncode == 0, paused.stderr
     first = json.loads(paused.stdout)
     assert first["interrupted"] is True and first["interrupt"]["kind"] == "document_review"
     thread = first["thread_id"]
-    listed = _cli("threads", "--pattern", "adaptive", data_dir=sample_data_dir)
+    listed = cli_process("threads", "--pattern", "adaptive", data_dir=sample_data_dir)
     assert f"{thread}  adaptive     waiting" in listed.stdout
-    done = _cli("resume", thread, "--approve", "--json", data_dir=sample_data_dir)
+    done = cli_process("resume", thread, "--approve", "--json", data_dir=sample_data_dir)
     assert done.returncode == 0, done.stderr
     second = json.loads(done.stdout)
     assert second["interrupted"] is False and second["thread_id"] == thread
     assert second["termination_reason"] in TERMINATION_REASONS
-    again = _cli("resume", thread, "--approve", data_dir=sample_data_dir)
+    again = cli_process("resume", thread, "--approve", data_dir=sample_data_dir)
     assert again.returncode == 2 and "not waiting for a review" in again.stderr
