@@ -25,14 +25,15 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     assert "Stopped: answered from the retrieved documents" in shown(texts(assistant))
     # Basic RAG grades nothing: a neutral badge that says so, never a green "answered" claim
     badges = [m.value for m in assistant.markdown if "-badge[" in m.value]
-    assert badges == [":gray-badge[ℹ️ answered — grounding not checked]"]
+    # Basic grades nothing itself; the claim check found the one sentence in the menu
+    assert badges == [":green-badge[✅ answered — every claim supported]", ":green-badge[🔎 1 of 1 claims supported]"]
     assert "Citations [1] match the listed sources." in shown(texts(assistant))
-    citations = [e.label for e in assistant.expander]
+    citations = [e.label for e in assistant.expander if e.label.startswith("[")]  # not the sentence checks
     assert citations and citations[0].startswith("[1] ") and "restaurant_menu.md" in citations[0]
     assert any("score 0." in label for label in citations)
     verdicts = assistant.dataframe[0].value
     assert list(verdicts.columns) == ["node", "kind", "grader", "target", "verdict", "score", "reason"]
-    assert list(verdicts["node"]) == ["contextualize", "retrieve", "generate"]
+    assert list(verdicts["node"]) == ["contextualize", "retrieve", "generate", "verification"]  # the claim check last
     assert list(verdicts["verdict"]) == ["4 source(s)", "3 documents", "answered from the retrieved documents"]
     assert list(verdicts["target"])[2] == "" and list(verdicts["score"]) == ["", "", ""]  # empty cells blank, not "None"
     usage = assistant.dataframe[1].value
@@ -190,7 +191,7 @@ def test_the_ui_speaks_korean_and_says_the_default_is_a_demo_model(app_data, scr
     assert_clean(at)
     answer = texts(at.chat_message[1])
     assert "종료 사유: 검색한 문서로 답변함 — 검색한 청크 3개로 답했습니다" in answer  # the run's own sentence too
-    assert ":gray-badge[ℹ️ 답변 — 근거 확인 안 함]" in answer
+    assert ":green-badge[✅ 답변 — 모든 주장이 근거 있음]" in answer and ":green-badge[🔎 주장 1개 중 1개 근거 있음]" in answer
     verdicts = at.chat_message[1].dataframe[0].value
     assert list(verdicts.columns) == ["노드", "종류", "평가기", "대상", "판정", "점수", "이유"]
     assert list(verdicts["판정"]) == ["출처 4개", "문서 3개", "검색한 문서로 답변함"]
@@ -256,5 +257,5 @@ def test_basic_rag_pauses_for_review_when_asked_and_answers_from_the_kept_chunks
     button(at, key_end="_approve").click().run()
     assert_clean(at)
     assert at.chat_message[-1].markdown[0].value == ANSWER
-    assert [e.label[:3] for e in at.chat_message[-1].expander] == ["[1]", "[2]"]
+    assert [e.label[:3] for e in at.chat_message[-1].expander if e.label.startswith("[")] == ["[1]", "[2]"]
     assert "approved 2 document(s), dropped 1" in " ".join(at.chat_message[-1].dataframe[0].value["reason"])

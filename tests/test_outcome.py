@@ -19,7 +19,8 @@ SOURCES = [{"n": n, "source": f"doc{n}.md", "label": f"doc{n}.md"} for n in (1, 
 
 
 def result(reason: str, trace=(), **extra) -> dict:
-    return {"pattern": "basic", "termination_reason": reason, "answer": "an answer [1]", "sources": SOURCES[:1],
+    """A Self-RAG result: its hallucination grader is the one that judges grounding."""
+    return {"pattern": "self_rag", "termination_reason": reason, "answer": "an answer [1]", "sources": SOURCES[:1],
             "trace": list(trace), **extra}
 
 
@@ -40,6 +41,12 @@ def result(reason: str, trace=(), **extra) -> dict:
 ])
 def test_the_outcome_says_what_was_checked(run, status):
     assert outcome(run) == status
+
+
+def test_only_the_graders_a_pattern_declares_judge_its_grounding():
+    graded = result("answered", [{"kind": "verdict", "grader": "hallucination", "verdict": "yes"}])
+    assert outcome(graded) == "grounded" and outcome({**graded, "pattern": "basic"}) == "unchecked"
+    assert outcome({**graded, "pattern": "no_such_pattern"}) == "unchecked"  # an old thread's pattern
 
 
 def test_citation_markers_are_checked_against_the_listed_sources():

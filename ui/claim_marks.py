@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.run.outcome import disagreement
 from core.studio.render import plain_markdown
 from ui.i18n import STRINGS, core_text, t
 
@@ -49,8 +50,7 @@ def claim_marks(result: dict) -> None:
         else "gray"
     st.badge(claim_summary(support) if support.get("claims") else t("verdict_no_claim"), icon="🔎", color=tone,
              help=t("claims_help"))
-    graded = [e for e in result.get("trace") or [] if e.get("grader") in ("hallucination", "grounded", "grounding")]
-    if graded and str(graded[-1].get("verdict", "")).lower() == "yes" and support.get("unsupported"):
+    if disagreement(result):
         st.caption(t("claims_disagree", n=support["unsupported"]))  # md-safe: a number
     for claim in claims:
         _claim(claim)

@@ -251,14 +251,13 @@ STRINGS = {
     "citations_unknown": ("Citation {markers} points to no listed source ({n} listed).",
                           "인용 {markers}에 해당하는 출처가 목록에 없습니다 (출처 {n}개)."),
     "verify_claims": ("Check each sentence", "문장마다 확인"),
-    "verify_model": ("rules, then the model", "규칙, 그다음 모델"),
-    "verify_rules": ("rules only (no model calls)", "규칙만 (모델 호출 없음)"),
-    "verify_off": ("off", "끄기"),
     "verify_claims_help": ("After every answer, each sentence is checked against the run's documents "
-                           "(RAG_VERIFY_CLAIMS). Rules check numbers, dates and names in the supporting passage; the "
-                           "model then judges up to RAG_CLAIM_CHECKS sentences (a few seconds each on the built-in model).",
-                           "답변마다 문장을 이번 실행의 문서와 대조합니다 (RAG_VERIFY_CLAIMS). 규칙은 뒷받침 구절의 숫자·날짜·"
-                           "이름을 확인하고, 모델은 최대 RAG_CLAIM_CHECKS개 문장을 판단합니다 (내장 모델에서 문장당 몇 초)."),
+                           "(RAG_VERIFY_CLAIMS). model: rules check numbers, dates and names in the supporting passage, "
+                           "then the model judges up to RAG_CLAIM_CHECKS sentences (a few seconds each on the built-in "
+                           "model). rules: the rules only, no model call. off: no check.",
+                           "답변마다 문장을 이번 실행의 문서와 대조합니다 (RAG_VERIFY_CLAIMS). model: 규칙이 뒷받침 구절의 "
+                           "숫자·날짜·이름을 확인하고, 모델이 최대 RAG_CLAIM_CHECKS개 문장을 판단합니다 (내장 모델에서 문장당 "
+                           "몇 초). rules: 규칙만, 모델 호출 없음. off: 확인 안 함."),
     "citations_none": ("No citations: the answer names none of its sources.",
                        "인용 없음: 답변이 출처를 밝히지 않았습니다."),
     "citations_ok": ("Citations {markers} match the listed sources.", "인용 {markers}이(가) 목록의 출처와 일치합니다."),
@@ -331,9 +330,8 @@ def core_text(text) -> str:
 
 
 def pattern_description(pattern) -> str:
-    from ui.i18n_trace import DESCRIPTIONS_KO
-
-    return DESCRIPTIONS_KO.get(pattern.id, pattern.description) if current_language() == "ko" else pattern.description
+    """The pattern's own two lines, in the UI language (English where it declares no Korean)."""
+    return (pattern.description_ko or pattern.description) if current_language() == "ko" else pattern.description
 
 
 def outcome_text(status: str) -> str:

@@ -14,11 +14,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES_DIR = ROOT / "pages"
 _SHOWS = re.compile(r"^(\w+)_page\((?:\s*['\"](\w+)['\"]\s*)?\)", re.MULTILINE)
 
-# Variants a pattern reads from its "variant" state key, first = default. Core's Pattern has no
-# field for them yet; a pattern that declares ``variants`` itself takes precedence.
-VARIANTS = {"adaptive": ("domain", "complexity")}
-
-
 def _order(path: Path) -> tuple:
     number = path.name.split("_", 1)[0]
     return (int(number) if number.isdigit() else 1_000, path.name)
@@ -57,10 +52,6 @@ def slow_patterns(settings) -> dict[str, int]:
 
     bounds = {p.id: p.max_llm_calls(settings) for p in all_patterns()}
     return {pid: n for pid, n in bounds.items() if n > SLOW_LLM_CALLS}
-
-
-def pattern_variants(pattern) -> tuple:
-    return tuple(getattr(pattern, "variants", ()) or VARIANTS.get(pattern.id, ()))
 
 
 def pattern_title(pattern_id: str) -> str:

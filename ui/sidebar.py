@@ -16,7 +16,6 @@ from core.studio.render import plain_markdown, safe_markdown
 from ui.access import require_access
 from ui.i18n import LANGUAGES, t
 from ui.nav import nav_links
-from ui.pages import pattern_variants
 from ui.state import bound, current_settings, current_thread, embedded_notice, models_for, prefs, set_thread, stores_ready
 
 STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️", "cancelled": "⏹️", "interrupted": "⏹️"}
@@ -75,8 +74,7 @@ def _model_settings(p: dict) -> None:
                   help=t("model_free_help"))
     bound(st.slider, "temperature", t("temperature"), min_value=0.0, max_value=2.0, step=0.05)
     bound(st.number_input, "max_tokens", t("max_tokens"), min_value=16, max_value=32768, step=64)
-    bound(st.selectbox, "verify_claims", t("verify_claims"), options=["model", "rules", "off"],
-          format_func=lambda mode: t("verify_" + mode), help=t("verify_claims_help"))
+    bound(st.selectbox, "verify_claims", t("verify_claims"), options=["model", "rules", "off"], help=t("verify_claims_help"))
     if provider != "embedded":
         bound(st.text_input, "grader_model", t("grader_model"), help=t("grader_help"))
     with st.expander(t("retrieval")):
@@ -114,7 +112,7 @@ def _run_options(p: dict, pattern_id: str | None) -> dict:
         return {}
     pattern = get_pattern(pattern_id)
     options = {}
-    variants = pattern_variants(pattern)
+    variants = pattern.variants
     if variants:
         chosen = p.setdefault("variants", {})
         chosen.setdefault(pattern_id, variants[0])

@@ -1,8 +1,14 @@
-"""Pattern registry: {id: Pattern}. One module per graph; each defines ``PATTERN``."""
+"""Pattern registry: every module of this package that defines ``PATTERN`` is a pattern, listed by its ``order``.
+
+A pattern module declares everything about itself next to its graph (title, descriptions in English
+and Korean, answer nodes, variants, review, grounding graders, the choices a what-if fork offers);
+the registry, the pages, the diagrams, the outcome badges and the steps code read those declarations.
+"""
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -10,17 +16,9 @@ from langgraph.graph import StateGraph
 
 from core.config import Settings
 
-# id -> module under core.patterns; the order is the order the UI lists them in
-_MODULES = {
-    "basic": "basic",
-    "adaptive": "adaptive",
-    "self_rag": "self_rag",
-    "corrective": "corrective",
-    "agentic": "agentic",
-    "react": "react",
-    "react_native": "react_native",
-    "graph_rag": "graph_rag",
-}
+# id -> module under core.patterns, found on first use (a test may add its own)
+_MODULES: dict[str, str] = {}
+_found: list[bool] = []
 
 
 @dataclass(frozen=True)
@@ -31,32 +29,59 @@ class Pattern:
     build: Callable  # (RunContext) -> StateGraph builder, not compiled
     max_llm_calls: Callable[..., int]  # (settings, sources=None) -> the documented bound for one run
     # (sources: how many the run has; None = the worst case the pattern allows)
+    order: int = 100  # where the app lists it (home page, sidebar, Compare, Evaluation)
+    description_ko: str = ""  # the same two lines in Korean
     answer_nodes: frozenset = frozenset({"generate"})  # nodes whose tokens stream into the chat bubble
     reset: dict = field(default_factory=dict)  # per-turn state keys reset at the start of each run
     supports_review: bool = False
-    variants: tuple = ()  # values of the per-turn "variant" option, the first is the default
+    # variant -> the first node only that variant runs; the first variant is the default (the "variant" option)
+    variant_entries: dict = field(default_factory=dict)
+    grounding_graders: frozenset = frozenset()  # graders whose verdict says the *answer* is grounded
+    # state field -> (schema in core.llm.graders, attribute): the values a what-if fork offers for it
+    field_values: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # every pattern works over the run's sources: the sidebar's choice arrives as this state key
         object.__setattr__(self, "reset", {"source_ids": [], **self.reset})
+
+    @property
+    def variants(self) -> tuple:
+        return tuple(self.variant_entries)
 
     def recursion_limit(self, settings: Settings) -> int:
         # every LLM call happens in its own super-step at most, plus routing and bookkeeping steps
         return 3 * self.max_llm_calls(settings) + 20
 
 
+def _registry() -> dict[str, str]:
+    """id -> module, in the order the patterns declare; the package is scanned once."""
+    if not _found:
+        found = []
+        for info in pkgutil.iter_modules(__path__):
+            pattern = getattr(importlib.import_module(f"{__name__}.{info.name}"), "PATTERN", None)
+            if isinstance(pattern, Pattern):
+                found.append((pattern.order, pattern.id, info.name))
+        discovered = {pid: module for _, pid, module in sorted(found)}
+        extra = dict(_MODULES)  # added before the scan (tests)
+        _MODULES.clear()
+        _MODULES.update({**discovered, **extra})
+        _found.append(True)
+    return _MODULES
+
+
 def pattern_ids() -> list[str]:
-    return list(_MODULES)
+    return list(_registry())
 
 
 def get_pattern(pattern_id: str) -> Pattern:
-    if pattern_id not in _MODULES:
-        raise KeyError(f"unknown pattern {pattern_id!r}; choose one of {', '.join(_MODULES)}")
-    return importlib.import_module(f"core.patterns.{_MODULES[pattern_id]}").PATTERN
+    modules = _registry()
+    if pattern_id not in modules:
+        raise KeyError(f"unknown pattern {pattern_id!r}; choose one of {', '.join(modules)}")
+    return importlib.import_module(f"core.patterns.{modules[pattern_id]}").PATTERN
 
 
 def all_patterns() -> list[Pattern]:
-    return [get_pattern(pid) for pid in _MODULES]
+    return [get_pattern(pid) for pid in _registry()]
 
 
 def compile_pattern(pattern: Pattern, ctx, checkpointer=None):

@@ -215,11 +215,15 @@ PATTERN = Pattern(
     title="Adaptive RAG",
     description="Routes each question to one of your collections (by its description), web search or a direct answer.\n"
                 "Variant 'complexity': simple questions retrieve once; comparisons are decomposed.",
+    order=20,
+    description_ko="질문마다 내 컬렉션 중 하나(설명으로 고름), 웹 검색, 바로 답변 중 한 곳으로 보냅니다.\n"
+                   "변형 'complexity': 단순한 질문은 한 번 검색하고, 비교 질문은 하위 질문으로 나눕니다.",
+    variant_entries={"domain": "route_question", "complexity": "classify_complexity"},
+    field_values={"route": ("Route", "route"), "complexity": ("Complexity", "complexity")},
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer", "synthesise"}),
     reset={"variant": "domain", "route": "", "complexity": "", "sub_questions": [], "sub_answers": None,
            "web_status": ""},
     supports_review=True,
-    variants=("domain", "complexity"),
 )

@@ -207,6 +207,9 @@ PATTERN = Pattern(
     title="Agentic RAG",
     description="The model answers directly or calls the retriever; context is graded, failed searches are\n"
                 "rewritten within a budget, and every [Source: …] citation is checked against the tool output.",
+    order=50,
+    description_ko="모델이 바로 답하거나 검색 도구를 부릅니다. 컨텍스트를 평가하고, 실패한 검색은 한도 안에서\n"
+                   "질문을 고쳐 다시 하며, [Source: …] 인용은 모두 도구가 돌려준 출처와 대조합니다.",
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "generate"}),

@@ -52,6 +52,9 @@ PATTERN = Pattern(
     title="Basic RAG",
     description="Retrieve the top-k chunks from every collection and answer from them.\n"
                 "No routing, no grading: the baseline the other patterns improve on.",
+    order=10,
+    description_ko="모든 컬렉션에서 상위 k개 청크를 검색해 그것으로 답합니다.\n"
+                   "라우팅도 평가도 없는 기준선으로, 다른 패턴은 이것을 개선합니다.",
     build=build,
     # contextualize (follow-ups only) + generate; after a review edit: generate only
     max_llm_calls=lambda settings, sources=None: 2,

@@ -178,6 +178,10 @@ PATTERN = Pattern(
     title="Corrective RAG",
     description="Grades retrieval correct / ambiguous / incorrect, refines documents into relevant strips,\n"
                 "and falls back to a rewritten web search when the collections do not hold the answer.",
+    order=40,
+    description_ko="검색 결과를 정확 / 모호 / 부정확으로 평가하고 문서를 관련 조각으로 정제하며,\n"
+                   "컬렉션에 답이 없으면 질문을 고쳐 웹 검색으로 보충합니다.",
+    field_values={"verdict": ("CragGrade", "grade")},
     build=build,
     max_llm_calls=max_llm_calls,
     supports_review=True,

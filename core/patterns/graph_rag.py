@@ -185,6 +185,9 @@ PATTERN = Pattern(
     title="Graph RAG",
     description="Extracts an entity–relation graph from each collection once, links the question to its nodes\n"
                 "and answers from the relations around them, listing the entities and relations it used.",
+    order=80,
+    description_ko="각 컬렉션에서 개체–관계 그래프를 한 번 추출하고, 질문을 그 노드에 연결해\n"
+                   "주변 관계로 답하며, 사용한 개체와 관계를 보여 줍니다.",
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),

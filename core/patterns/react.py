@@ -349,6 +349,9 @@ PATTERN = Pattern(
     title="ReAct agent (text protocol)",
     description="Thought / Action / Observation written as text, with one search tool per collection and the web.\n"
                 "Format errors are fed back and counted; the step limit ends with the best answer so far.",
+    order=60,
+    description_ko="컬렉션마다 검색 도구 하나와 웹 검색을 두고 Thought / Action / Observation을 텍스트로 씁니다.\n"
+                   "형식 오류는 되돌려 주고 세며, 단계 한도에 이르면 그때까지의 가장 나은 답으로 끝냅니다.",
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"best_answer", "finish"}),

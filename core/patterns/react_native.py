@@ -97,6 +97,9 @@ PATTERN = Pattern(
     title="ReAct agent (native tool calls)",
     description="The same agent with the tools sent through the model's tool-calling API, several calls at once.\n"
                 "Same tools, same trace and the same step limit as the text-protocol ReAct: compare them.",
+    order=70,
+    description_ko="같은 에이전트가 모델의 도구 호출 API로 도구를 부르며, 한 번에 여러 호출을 할 수 있습니다.\n"
+                   "텍스트 형식 ReAct와 도구, 추적, 단계 한도가 같으니 둘을 비교해 보세요.",
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "best_answer", "finish"}),

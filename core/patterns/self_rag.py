@@ -293,6 +293,12 @@ PATTERN = Pattern(
     title="Self-RAG",
     description="Decides whether to retrieve, searches several sources in parallel, grades every document,\n"
                 "then grades its own answer for grounding and usefulness and retries within two budgets.",
+    order=30,
+    description_ko="검색이 필요한지 정하고, 여러 출처를 동시에 검색해 문서마다 평가한 뒤\n"
+                   "자기 답변의 근거와 유용성을 평가하고 두 가지 한도 안에서 다시 시도합니다.",
+    grounding_graders=frozenset({"hallucination"}),
+    field_values={"retrieval": ("RetrievalNeed", "retrieve"), "grounded": ("Grounded", "grounded"),
+                  "usefulness": ("Usefulness", "score"), "search_sources": ("Sources", "sources")},
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-# graders whose verdict is about the *answer* being supported by its documents
-GROUNDING_GRADERS = frozenset({"hallucination", "grounded", "grounding"})
 BUDGET_REASONS = frozenset({"retry_budget_exhausted", "max_iterations", "repeated_action"})
 DECLINE_REASONS = frozenset({"no_relevant_documents", "not_enough_evidence", "web_unavailable"})
 ANSWER_REASONS = frozenset({"answered", "accepted"})
@@ -35,9 +33,17 @@ _LABELLED = re.compile(r"\[\s*(?:Source|Sources|출처)\s*:\s*([^\]]*)\]", re.IG
 
 
 def grounding(result: dict) -> str:
-    """``yes`` / ``no`` from the last grounding verdict of the run, ``unchecked`` when none graded the answer."""
-    verdicts = [e for e in result.get("trace") or []
-                if e.get("grader") in GROUNDING_GRADERS and e.get("kind") == "verdict"]
+    """``yes`` / ``no`` from the last grounding verdict of the run, ``unchecked`` when none graded the answer.
+
+    Which graders judge the answer's grounding, the pattern declares (``Pattern.grounding_graders``).
+    """
+    from core.patterns import get_pattern
+
+    try:
+        graders = get_pattern(result.get("pattern") or "").grounding_graders
+    except KeyError:  # a pattern that no longer exists (an old thread, a saved comparison)
+        graders = frozenset()
+    verdicts = [e for e in result.get("trace") or [] if e.get("grader") in graders and e.get("kind") == "verdict"]
     if not verdicts:
         return "unchecked"
     return "yes" if str(verdicts[-1].get("verdict", "")).lower() == "yes" else "no"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import string
 
+from core.patterns import get_pattern
+
 VISITED = "classDef visited fill:#f6c667,stroke:#7b2d26,stroke-width:2px,color:#222"
 PAUSED = "classDef paused fill:#9ecae1,stroke:#08519c,stroke-width:3px,stroke-dasharray:4 2"
 VISITED_LINK = "stroke:#7b2d26,stroke-width:3px"
@@ -22,8 +24,6 @@ def node_ids(mermaid: str) -> set[str]:
     return {m.group(1) for line in mermaid.split("\n") if (m := re.match(r"^\s*([^\s(\[]+)[(\[]", line))}
 
 
-# The first node of each variant of a pattern; the nodes only one variant reaches are derived from the graph.
-VARIANT_ENTRIES = {"adaptive": {"domain": "route_question", "complexity": "classify_complexity"}}
 REVIEW_PREFIX = "review_"  # review_documents, review_tool_calls: drawn only when the run paused for review
 
 
@@ -56,10 +56,18 @@ def drop_nodes(mermaid: str, hidden: set[str]) -> str:
     return "\n".join(kept)
 
 
+def variant_entries(pattern_id: str) -> dict:
+    """variant -> its first node, as the pattern declares (the nodes only one variant reaches follow from the graph)."""
+    try:
+        return get_pattern(pattern_id).variant_entries
+    except KeyError:  # a pattern that no longer exists (an old thread)
+        return {}
+
+
 def run_variant(pattern_id: str, path: list[str]) -> str | None:
     """The variant a run took, read from its path (None: the pattern has no variants, or it never got there)."""
     visited = {mermaid_id(n) for n in path}
-    return next((v for v, entry in VARIANT_ENTRIES.get(pattern_id, {}).items() if entry in visited), None)
+    return next((v for v, entry in variant_entries(pattern_id).items() if entry in visited), None)
 
 
 def focused(mermaid: str, pattern_id: str, variant: str | None = None, review: bool = False) -> str:
@@ -67,7 +75,7 @@ def focused(mermaid: str, pattern_id: str, variant: str | None = None, review: b
     ids = node_ids(mermaid)
     reviews = {n for n in ids if n.startswith(REVIEW_PREFIX)}
     hidden = set() if review else set(reviews)
-    entries = VARIANT_ENTRIES.get(pattern_id) or {}
+    entries = variant_entries(pattern_id)
     if entries:
         backbone = [(a, b) for a, b in edges(mermaid) if a not in reviews and b not in reviews]
         chosen = entries.get(variant or "") or next(iter(entries.values()))

@@ -22,15 +22,6 @@ from core.run.runner import MAX_QUESTION_CHARS
 NOT_EDITABLE = {"trace", "messages", "sources", "termination_reason", "termination_message", "review", "question"}
 # state field -> (grader schema, field): the values a grader can give it, so the form offers them.
 # A schema that no longer has a fixed list (built at run time) makes the field free text.
-KNOWN_VALUES = {
-    "route": ("Route", "route"),
-    "retrieval": ("RetrievalNeed", "retrieve"),
-    "grounded": ("Grounded", "grounded"),
-    "verdict": ("CragGrade", "grade"),
-    "complexity": ("Complexity", "complexity"),
-    "usefulness": ("Usefulness", "score"),
-    "search_sources": ("Sources", "sources"),
-}
 PREVIEW_CHARS = 300
 
 
@@ -88,12 +79,21 @@ def run_source_ids(values: dict) -> list[str]:
     return ids
 
 
-def known_values(field: str, values: dict | None = None) -> list:
-    """The values a grader can give this field (``values``: the state at the step), or [] when it is free."""
+def known_values(field: str, values: dict | None = None, pattern_id: str = "") -> list:
+    """The values a grader can give this field (``values``: the state at the step), or [] when it is free.
+
+    The pattern declares which grader schema fills which of its fields (``Pattern.field_values``).
+    """
+    from core.patterns import get_pattern
+
     if field in SOURCE_CHOICES:
         ids = run_source_ids(values or {})
         return [*ids, *SOURCE_CHOICES[field]] if ids else []
-    schema_name, attr = KNOWN_VALUES.get(field, ("", ""))
+    try:
+        declared = get_pattern(pattern_id).field_values
+    except KeyError:
+        declared = {}
+    schema_name, attr = declared.get(field, ("", ""))
     schema = getattr(graders, schema_name, None)
     info = getattr(schema, "model_fields", {}).get(attr)
     annotation = getattr(info, "annotation", None)
@@ -134,7 +134,7 @@ def editable_fields(graph, node: str, before, after, wrote: dict) -> dict:
             entry["value"] = [{"name": c["name"], "args": c.get("args") or {}, "id": c.get("id", "")} for c in value]
         else:
             entry["value"] = value
-            choices = known_values(field, after.values) if kind in ("text", "number", "texts") else []
+            choices = known_values(field, after.values, graph.name) if kind in ("text", "number", "texts") else []
             if choices:
                 entry["choices"] = choices
         out[field] = entry
