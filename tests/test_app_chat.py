@@ -36,7 +36,7 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     assert list(verdicts["node"]) == ["contextualize", "retrieve", "generate", "verification"]  # the claim check last
     assert list(verdicts["verdict"]) == ["4 source(s)", "3 documents", "answered from the retrieved documents",
                                          "1 of 1 claims supported, 0 unsupported, 0 unchecked"]
-    assert list(verdicts["target"])[2] == "" and list(verdicts["score"]) == ["", "", ""]  # empty cells blank, not "None"
+    assert list(verdicts["target"])[2] == "" and list(verdicts["score"]) == ["", "", "", ""]  # empty cells blank, not "None"
     usage = assistant.dataframe[1].value
     assert usage.iloc[0]["node"] == "generate" and usage.iloc[0]["LLM calls"] == 1
     [diagram] = mermaid(at)
@@ -197,7 +197,7 @@ def test_the_ui_speaks_korean_and_says_the_default_is_a_demo_model(app_data, scr
     assert list(verdicts.columns) == ["노드", "종류", "평가기", "대상", "판정", "점수", "이유"]
     assert list(verdicts["판정"]) == ["출처 4개", "문서 3개", "검색한 문서로 답변함",
                                     "주장 1개 중 1개 근거 있음, 0개 근거 없음, 0개 확인 안 함"]
-    assert list(verdicts["종류"]) == ["정보", "도구", "종료"]
+    assert list(verdicts["종류"]) == ["정보", "도구", "종료", "판정"]
 
 
 @pytest.mark.parametrize("pattern_id", [p.id for p in all_patterns() if page_for(p.id)])
