@@ -86,6 +86,8 @@ def test_failing_grade_rewrites_the_query_and_retrieves_again(sample_settings):
     assert result["termination_reason"] == "answered"
     rewrite = next(e for e in result["trace"] if e["kind"] == "rewrite")
     assert rewrite["verdict"] == "트러플 파스타 메뉴 가격" and rewrite["counters"]["rewrites"] == 1
+    retry = next(e for e in result["trace"] if e["kind"] == "retry")
+    assert (retry["grader"], retry["verdict"], retry["reason"]) == ("rewrites", "rewrite 1 of 2", "context failed grading")
     queries = [e["target"] for e in _steps(result, "observation")]
     assert queries == ["pasta?", "트러플 파스타 메뉴 가격"]
     assert result["path"].count("retrieve") == 2

@@ -48,7 +48,8 @@ def test_relevant_grounded_useful_answer_is_accepted(s):
     assert r["termination_reason"] == "accepted"
     assert r["termination_message"] == "answer accepted: grounded and useful (5/5)"
     assert script.count("relevance") == 2  # every document graded
-    assert len(kinds(r, "verdict")) == 4  # 2 relevance + hallucination + usefulness
+    # 2 relevance + hallucination + usefulness, then the claim check of the accepted answer
+    assert [e["grader"] for e in kinds(r, "verdict")] == ["relevance", "relevance", "hallucination", "usefulness", "claims"]
 
 
 def test_fan_out_searches_only_the_selected_sources_in_parallel(s):
@@ -67,6 +68,8 @@ def test_no_relevant_documents_rewrites_and_results_do_not_pile_up(s):
     rewrites = kinds(r, "rewrite")
     assert len(rewrites) == 1 and "no relevant documents: rewrite 1 of 2" in rewrites[0]["reason"]
     assert rewrites[0]["counters"]["relevance_retries"] == 1
+    [retry] = kinds(r, "retry")  # the loop says which budget it spent, and why
+    assert (retry["grader"], retry["verdict"], retry["reason"]) == ("rewrites", "rewrite 1 of 2", "no relevant documents")
     assert script.count("relevance") == 4  # 2 per round: the fan-in list was reset between rounds
     assert r["termination_reason"] == "accepted"
     second_round = [e for e in r["trace"] if e["node"] == "search_source"][1]
@@ -89,6 +92,9 @@ def test_hallucination_regenerates_with_a_not_grounded_instruction(s):
     assert script.count("answer") == 2
     assert "not supported by the documents" in script.prompts["answer"][1][0].content
     assert r["termination_reason"] == "accepted" and r["answer"].endswith("₩35,000입니다 [1].")
+    [retry] = kinds(r, "retry")
+    assert (retry["grader"], retry["verdict"]) == ("regenerations", "regeneration 1 of 2")
+    assert retry["reason"] == "it stated facts the documents do not contain" and retry["counters"]["generations"] == 2
 
 
 def test_always_hallucinating_ends_with_not_enough_evidence(s):

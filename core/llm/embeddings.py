@@ -44,29 +44,33 @@ class EmbeddedE5(Embeddings):
             return model.query(text).tolist()
 
 
+def _ollama(settings: Settings, model: str) -> Embeddings:
+    from langchain_ollama import OllamaEmbeddings
+
+    return OllamaEmbeddings(model=model, base_url=settings.ollama_host)
+
+
+def _openai(settings: Settings, model: str) -> Embeddings:
+    if not settings.openai_api_key:
+        raise ValueError("OpenAI embeddings need OPENAI_API_KEY (set it in the environment or .env).")
+    from langchain_openai import OpenAIEmbeddings
+
+    return OpenAIEmbeddings(model=model, api_key=settings.openai_api_key, base_url=settings.openai_base_url or None)
+
+
+# provider -> builder (settings, model) -> Embeddings; as core.llm.models does for chat models
+PROVIDERS = {"embedded": lambda settings, model: EmbeddedE5(), "ollama": _ollama, "openai": _openai}
+
+
 def get_embeddings(settings: Settings) -> Embeddings:
-    """Return the configured embedder with a ``model_id`` attribute."""
+    """Return the configured embedder with a ``model_id`` attribute ("provider:model")."""
     provider = settings.embedding_provider or "embedded"
+    if provider not in PROVIDERS:
+        raise ValueError(f"Unknown embedding provider {provider!r}; use {', '.join(PROVIDERS)}.")
     model = settings.embedding_model or DEFAULT_EMBEDDING_MODELS.get(provider, "")
-    if provider == "embedded":
-        return EmbeddedE5()
-    if provider == "ollama":
-        from langchain_ollama import OllamaEmbeddings
-
-        emb = OllamaEmbeddings(model=model, base_url=settings.ollama_host)
-    elif provider == "openai":
-        if not settings.openai_api_key:
-            raise ValueError("OpenAI embeddings need OPENAI_API_KEY (set it in the environment or .env).")
-        from langchain_openai import OpenAIEmbeddings
-
-        emb = OpenAIEmbeddings(
-            model=model,
-            api_key=settings.openai_api_key,
-            base_url=settings.openai_base_url or None,
-        )
-    else:
-        raise ValueError(f"Unknown embedding provider {provider!r}; use embedded, ollama or openai.")
-    object.__setattr__(emb, "model_id", f"{provider}:{model}")
+    emb = PROVIDERS[provider](settings, model)
+    if not hasattr(emb, "model_id"):
+        object.__setattr__(emb, "model_id", f"{provider}:{model}")
     return emb
 
 

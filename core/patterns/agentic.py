@@ -124,13 +124,16 @@ def build(ctx: RunContext) -> StateGraph:
         base = state["standalone_question"] if not state.get("rewrites") else state.get("query") or state["standalone_question"]
         outcome = graders.rewrite_question(ctx.grader, base)
         rewrites = state.get("rewrites", 0) + 1
+        spent = {**counters(state), "rewrites": rewrites}
+        retry = event("rewrite_question", "retry", grader="rewrites", target="retrieval",
+                      verdict=f"rewrite {rewrites} of {s.max_rewrites}", reason="context failed grading", counters=spent)
         ev = event("rewrite_question", "error" if outcome.fallback else "rewrite", grader="rewriter",
                    verdict=outcome.value.question,
                    reason=f"context failed grading: rewrite {rewrites} of {s.max_rewrites}"
                           + (f" ({outcome.error})" if outcome.fallback else ""),
-                   counters={**counters(state), "rewrites": rewrites})
+                   counters=spent)
         return {"query": outcome.value.question, "rewrites": rewrites,
-                "tool_calls": [new_call("search_documents", outcome.value.question, "rewrite")], "trace": [ev]}
+                "tool_calls": [new_call("search_documents", outcome.value.question, "rewrite")], "trace": [retry, ev]}
 
     def generate(state: AgenticState) -> dict:
         system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))

@@ -163,17 +163,25 @@ def build(ctx: RunContext) -> StateGraph:
         retries = state.get("relevance_retries", 0) + 1
         why = ("no relevant documents" if not state.get("documents")
                else f"answer not useful enough ({state.get('usefulness')}/5)")
+        spent = {**counters(state), "relevance_retries": retries}
+        retry = event("rewrite_question", "retry", grader="rewrites", target="retrieval",
+                      verdict=f"rewrite {retries} of {s.max_rewrites}", reason=why, counters=spent)
         ev = event("rewrite_question", "rewrite", grader="rewriter", verdict=outcome.value.question,
-                   reason=f"{why}: rewrite {retries} of {s.max_rewrites}",
-                   counters={**counters(state), "relevance_retries": retries})
+                   reason=f"{why}: rewrite {retries} of {s.max_rewrites}", counters=spent)
         return {"query": outcome.value.question, "relevance_retries": retries, "documents": [],
-                "feedback": "", "trace": [ev]}
+                "feedback": "", "trace": [retry, ev]}
 
     def generate(state: SelfRagState) -> dict:
         docs = state["documents"]
         extra = P.REGENERATE_NOTE.format(reason=state["feedback"]) if state.get("feedback") else ""
         answer = answer_from_documents(ctx, state["standalone_question"], docs, extra)
-        return {"answer": answer, "generations": state.get("generations", 0) + 1}
+        generations = state.get("generations", 0) + 1
+        update = {"answer": answer, "generations": generations}
+        if state.get("feedback"):  # a regeneration: say which budget it spent, and why
+            update["trace"] = [event("generate", "retry", grader="regenerations", target="answer",
+                                     verdict=f"regeneration {generations - 1} of {s.max_generations}",
+                                     reason=state["feedback"], counters={**counters(state), "generations": generations})]
+        return update
 
     def grade_hallucination(state: SelfRagState) -> dict:
         outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"])

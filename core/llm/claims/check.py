@@ -153,6 +153,11 @@ def _settle(ev: Evidence, check: Check, verdict: str | None) -> None:
         check.verdict, check.detail, check.reason = "supported", "", f"the documents say {quote}"
     elif verdict == "contradicted":
         check.verdict, check.detail, check.reason = "unsupported", "contradicted", f"the documents say otherwise: {quote}"
+    elif check.figures_found:
+        # "not in the documents" over a claim whose every figure the rules found in its passage: a small model
+        # misses "오후 9시" in "21:00" (Qwen, 3 of 3 such sentences); the figures decide, a contradiction would not
+        check.verdict, check.detail, check.checked_by = "supported", "figures_and_terms", "rules"
+        check.reason = f"its figures are in the evidence (the model found no statement of it): {quote}"
     else:
         check.verdict, check.detail, check.reason = "unsupported", "not_in_documents", "the documents do not say this"
 

@@ -195,6 +195,7 @@ class Check:
     doubt: str = ""  # a soft reason against: rules mode says unsupported, model mode asks the model
     undecided: str = ""  # the rules cannot tell: rules mode leaves it unchecked, model mode asks the model
     sure: bool = False  # near-verbatim in one span: supported without a model
+    figures_found: bool = False  # the claim states figures, and each is in the span that supports it
 
 
 def _conflict(ev: Evidence, best: int, fact: Fact, claimed: set[str]) -> Fact | None:
@@ -237,6 +238,7 @@ def _figures(ev: Evidence, check: Check, text: str, facts: list[Fact], window: l
         check.reason = f"{fact.text} is not in the evidence" + (f"; the documents say {other.text}" if other else "")
         check.spans = [where] + [i for i in window if i != where]
         return
+    check.figures_found = bool(facts) and not check.doubt
 
 
 _CLAUSE = re.compile(r"[,;，、/]\s|[.!?。]\s|\(|\)")
