@@ -169,6 +169,17 @@ def test_english_evidence_supports_a_korean_claim_with_the_amount_written_anothe
     assert len(model.calls) == 1
 
 
+def test_figures_found_in_their_passage_outweigh_a_model_that_finds_no_statement_but_not_a_contradiction():
+    # Qwen2.5 1.5B said "not in the documents" for "오후 9시" over "21:00" (benchmarks/claim_check.py)
+    claim = _one(check_claims("시그니처 스테이크는 35,000원입니다.", ENGLISH, mode="model", model=_model("not_in_documents")))
+    assert (claim["verdict"], claim["detail"], claim["checked_by"]) == ("supported", "figures_and_terms", "rules")
+    claim = _one(check_claims("시그니처 스테이크는 35,000원입니다.", ENGLISH, mode="model", model=_model("contradicted")))
+    assert (claim["verdict"], claim["detail"]) == ("unsupported", "contradicted")
+    claim = _one(check_claims("시그니처 스테이크는 미디엄 레어로 나옵니다.", ENGLISH, mode="model",
+                              model=_model("not_in_documents")))  # no figure to decide it: the model's word stands
+    assert claim["verdict"] == "unsupported"
+
+
 def test_a_verdict_that_cannot_be_read_is_unchecked_never_supported():
     model = _model("not json", "not json either")  # the grader retries once, then gives up
     result = check_claims("트러플 크림 파스타에는 블랙 트러플이 들어갑니다.", MENU, mode="model", model=model)
