@@ -78,9 +78,9 @@ def test_comparison_json_has_metrics_and_every_run_without_secrets():
     assert data["question"] == "스테이크 가격?" and data["patterns"] == ["basic", "adaptive"]
     assert data["metrics"] == [
         {"pattern": "basic", "termination_reason": "answered", "llm_calls": 1, "tokens": 15, "seconds": 0.02,
-         "sources": 1, "steps": 3},
+         "sources": 1, "steps": 3, "claims_supported": "", "unsupported_claims": "", "verification_seconds": 0.0},
         {"pattern": "adaptive", "termination_reason": "error", "llm_calls": 0, "tokens": 0, "seconds": 1.5,
-         "sources": 0, "steps": 0}]
+         "sources": 0, "steps": 0, "claims_supported": "", "unsupported_claims": "", "verification_seconds": 0.0}]
     assert data["results"]["basic"]["trace"][0]["reason"] == "key *** echoed by a server"
     assert data["results"]["adaptive"]["error"] == "Cannot reach the model"
     assert "settings" not in data  # exported later, the session's settings would not be the ones it ran with
@@ -90,8 +90,9 @@ def test_comparison_markdown_puts_the_metrics_table_first_then_each_run():
     text = comparison_to_markdown(COMPARISON, load_settings(openai_api_key="sk-secret-123"))
     assert "sk-secret-123" not in text
     assert text.startswith("# Comparison: 스테이크 가격?\n\n2026-01-01 12:00 · 20260101-120000-abc123\n\n## Metrics")
-    assert "| basic | answered | 1 | 15 | 0.02 | 1 | 3 |" in text
-    assert "| adaptive | error | 0 | 0 | 1.5 | 0 | 0 |" in text
+    # a run saved before the claim check: its claim columns are empty, its verification took no time
+    assert "| basic | answered |  |  | 1 | 15 | 0.02 | 0.0 | 1 | 3 |" in text
+    assert "| adaptive | error |  |  | 0 | 0 | 1.5 | 0.0 | 0 | 0 |" in text
     assert text.index("## Metrics") < text.index("## basic") < text.index("## adaptive")
     assert "## basic\n\n### Answer\n\n₩35,000입니다 [1]." in text
     assert "### Sources" in text and "### Trace" in text

@@ -67,7 +67,7 @@ def test_a_run_left_for_another_page_is_cancelled_and_the_next_turn_has_its_own_
     assert messages.nth(2).inner_text().strip().endswith(SECOND)
     answer = messages.nth(3)
     assert ANSWER in answer.inner_text()
-    sources = answer.locator("[data-testid=stExpander]")
+    sources = answer.locator("[data-testid=stExpander]").filter(has_text="[1] ")  # not the sentence checks
     assert sources.count() and "restaurant_menu.md" in sources.first.inner_text()
     answer.locator("[data-testid=stTab]", has_text=KO["trace"]).click()
     table = answer.locator("[data-testid=stDataFrame]").first
