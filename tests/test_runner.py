@@ -19,7 +19,8 @@ def test_basic_run_returns_answer_sources_trace_and_reason(sample_settings):
     assert result["answer"].startswith("시그니처 스테이크는 ₩35,000")
     assert result["termination_reason"] == "answered"
     assert any(s["source"] == "restaurant_menu.md" for s in result["sources"])
-    assert [e["kind"] for e in result["trace"]] == ["info", "tool", "stop"]  # the sources the run had, first
+    # the sources the run had first; the claim check of the answer last
+    assert [e["kind"] for e in result["trace"]] == ["info", "tool", "stop", "verdict"]
     assert result["llm_calls"] == 1 and result["usage"]["generate"]["llm_calls"] == 1
     assert result["path"] == ["contextualize", "retrieve", "generate"]
     assert result["interrupted"] is False and result["error"] is None
