@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -71,13 +72,22 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(sample_data_dir, tmp_path_factory):
-    data = tmp_path_factory.mktemp("browser") / "data"
+    with running_server(sample_data_dir, tmp_path_factory, "browser", "streamlit-server.log") as srv:
+        yield srv
+
+
+@contextlib.contextmanager
+def running_server(sample_data_dir, tmp_path_factory, name: str, log: str, **kwargs):
+    """A Server on a private copy of the indexed samples, started, and stopped when the block ends."""
+    data = tmp_path_factory.mktemp(name) / "data"
     shutil.copytree(sample_data_dir / "chroma", data / "chroma")
     ARTIFACTS.mkdir(exist_ok=True)
-    srv = Server(data, ARTIFACTS / "streamlit-server.log")
+    srv = Server(data, ARTIFACTS / log, **kwargs)
     srv.start()
-    yield srv
-    srv.stop()
+    try:
+        yield srv
+    finally:
+        srv.stop()
 
 
 @pytest.fixture(scope="module")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-from browser_support import ARTIFACTS, KO, Server, browser, needs_chromium  # noqa: F401
+from browser_support import KO, browser, needs_chromium, running_server  # noqa: F401
 
 pytestmark = needs_chromium
 PASSWORD = "open sesame"
@@ -14,14 +12,9 @@ PASSWORD = "open sesame"
 @pytest.fixture(scope="module")
 def gated(sample_data_dir, tmp_path_factory):
     """A password-protected server whose lock clock stands still (tests/frozen_clock_server.py)."""
-    data = tmp_path_factory.mktemp("browser-access") / "data"
-    shutil.copytree(sample_data_dir / "chroma", data / "chroma")
-    ARTIFACTS.mkdir(exist_ok=True)
-    srv = Server(data, ARTIFACTS / "streamlit-access.log", launcher=("tests/frozen_clock_server.py",),
-                 RAG_APP_PASSWORD=PASSWORD)
-    srv.start()
-    yield srv
-    srv.stop()
+    with running_server(sample_data_dir, tmp_path_factory, "browser-access", "streamlit-access.log",
+                        launcher=("tests/frozen_clock_server.py",), RAG_APP_PASSWORD=PASSWORD) as srv:
+        yield srv
 
 
 def submit(browser, url: str, password: str) -> str:

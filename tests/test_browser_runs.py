@@ -6,10 +6,8 @@ The server is `streamlit run` with a scripted model whose answers take a few sec
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, Server, browser, nav, needs_chromium, page, shot  # noqa: F401
+from browser_support import KO, RUN_TIMEOUT_MS, browser, nav, needs_chromium, page, running_server, shot  # noqa: F401
 
 from core.config import load_settings
 from core.store.threads import get_registry
@@ -24,14 +22,9 @@ pytestmark = needs_chromium
 
 @pytest.fixture(scope="module")
 def server(sample_data_dir, tmp_path_factory):
-    data = tmp_path_factory.mktemp("browser-runs") / "data"
-    shutil.copytree(sample_data_dir / "chroma", data / "chroma")
-    ARTIFACTS.mkdir(exist_ok=True)
-    srv = Server(data, ARTIFACTS / "streamlit-scripted-server.log", launcher=("tests/scripted_server.py",),
-                 RAG_TEST_ANSWER_DELAY="6")
-    srv.start()
-    yield srv
-    srv.stop()
+    with running_server(sample_data_dir, tmp_path_factory, "browser-runs", "streamlit-scripted-server.log",
+                        launcher=("tests/scripted_server.py",), RAG_TEST_ANSWER_DELAY="6") as srv:
+        yield srv
 
 
 def send(page, question: str) -> None:

@@ -9,13 +9,12 @@ shows the upload, the description and the routing working together. Screenshots:
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import time
 from pathlib import Path
 
 import pytest
-from browser_support import ARTIFACTS, KO, RUN_TIMEOUT_MS, Server, browser, needs_chromium, page, shot  # noqa: F401
+from browser_support import KO, RUN_TIMEOUT_MS, browser, needs_chromium, page, running_server, shot  # noqa: F401
 from fake_openai import FakeOpenAI
 
 from core.prompts import workflow as P
@@ -45,14 +44,9 @@ def model():
 
 @pytest.fixture(scope="module")
 def server(sample_data_dir, tmp_path_factory, model):
-    data = tmp_path_factory.mktemp("browser-sources") / "data"
-    shutil.copytree(sample_data_dir / "chroma", data / "chroma")
-    ARTIFACTS.mkdir(exist_ok=True)
-    srv = Server(data, ARTIFACTS / "streamlit-server-sources.log")
-    srv.env.update(RAG_PROVIDER="openai-compatible", RAG_COMPAT_BASE_URL=model.url)
-    srv.start()
-    yield srv
-    srv.stop()
+    with running_server(sample_data_dir, tmp_path_factory, "browser-sources", "streamlit-server-sources.log",
+                        RAG_PROVIDER="openai-compatible", RAG_COMPAT_BASE_URL=model.url) as srv:
+        yield srv
 
 
 def commit(page, selector: str, text: str) -> None:
