@@ -41,12 +41,15 @@ from core.llm.embedded_prompt import (
 )
 from core.llm.llama_runtime import prepare_llama_cpp
 from core.llm.model_files import Progress, embedded_model
+from core.llm.prompt_cache import PromptStateCache, attach
 from core.llm.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
 
 N_CTX = 8192
 _llama_lock = threading.RLock()  # llama.cpp contexts are not re-entrant: one call at a time
 _llama_cache: dict[str, Any] = {}
 LOAD_SECONDS: dict[str, float] = {}
+DEFAULT_CACHE_MB = 1024
+PROMPT_CACHE = PromptStateCache(DEFAULT_CACHE_MB * 2**20)  # KV states of recent prompts, for the model in use
 
 
 class ContextOverflowError(RuntimeError):
@@ -81,6 +84,7 @@ def get_llama(path: Path | None = None):
             start = time.perf_counter()
             _llama_cache[key] = Llama(model_path=key, n_ctx=N_CTX, n_threads=2, verbose=False)
             LOAD_SECONDS[key] = time.perf_counter() - start
+            attach(_llama_cache[key], PROMPT_CACHE, _llama_lock)
         return _llama_cache[key]
 
 
@@ -101,14 +105,17 @@ class _Perf:
 
         self._llama, self._lib, self._ctx, self._start = llama, llama_cpp, llama._ctx.ctx, time.perf_counter()
         self._lib.llama_perf_context_reset(self._ctx)
+        llama.last_call = None
 
     def read(self) -> dict:
-        """Call inside the lock, right after the call: the context then holds this prompt and its reply."""
+        """Call inside the lock, right after the call (the prompt-state cache noted the prompt's size)."""
         data = self._lib.llama_perf_context(self._ctx)
-        prompt_tokens = max(int(self._llama.n_tokens) - int(data.n_eval), 0)  # the context: prompt + decoded tokens
+        call = getattr(self._llama, "last_call", None) or {}
+        prompt_tokens = int(call.get("prompt_tokens", 0))
         evaluated = min(int(data.n_p_eval), prompt_tokens)
         return {"prompt_tokens": prompt_tokens, "prompt_eval_tokens": evaluated,
                 "cached_prompt_tokens": prompt_tokens - evaluated,
+                "restored_prompt_tokens": int(call.get("restored_tokens", 0)),
                 "prompt_eval_ms": round(data.t_p_eval_ms, 1), "decode_tokens": int(data.n_eval),
                 "decode_ms": round(data.t_eval_ms, 1), "wall_ms": round((time.perf_counter() - self._start) * 1000, 1)}
 
@@ -122,6 +129,7 @@ class EmbeddedChatModel(BaseChatModel):
     repeat_penalty: float = 1.1
     model_path: str | None = None  # a GGUF to use instead of the named model's file
     model_cache_dir: str | None = None  # where split models are assembled (default: the user cache)
+    cache_mb: int = DEFAULT_CACHE_MB  # the prompt-state cache's cap (process-wide; the latest call's value holds)
 
     @property
     def _llm_type(self) -> str:
@@ -139,7 +147,11 @@ class EmbeddedChatModel(BaseChatModel):
                                    progress)
 
     def _llama(self):
-        return get_llama(self.model_file())
+        """The model, with the prompt-state cache sized and bound to it (call inside the model lock)."""
+        path = self.model_file()
+        PROMPT_CACHE.set_cap(max(self.cache_mb, 0) * 2**20)
+        PROMPT_CACHE.bind(str(path))
+        return get_llama(path)
 
     # -- request shaping
 

@@ -128,7 +128,8 @@ def prepare_model(settings: Settings, progress: Progress | None = None) -> None:
 def _build_embedded(settings: Settings, name: str, common: dict) -> BaseChatModel:
     from core.llm.embedded_llm import EmbeddedChatModel
 
-    return EmbeddedChatModel(model_name=name, model_cache_dir=str(settings.model_cache_path), **common)
+    return EmbeddedChatModel(model_name=name, model_cache_dir=str(settings.model_cache_path),
+                             cache_mb=settings.embedded_cache_mb, **common)
 
 
 def _build_openai(settings: Settings, name: str, common: dict) -> BaseChatModel:
