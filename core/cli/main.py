@@ -11,7 +11,8 @@ from core.cli import admin, advise, knowledge, runs, studio
 from core.config import PROVIDERS, load_settings
 
 GROUPS = (admin, knowledge, runs, studio, advise)
-LATE_OPTIONS = ("ask", "resume", "fork", "eval", "verify", "questions")  # also take --provider / --model after the command
+# these also take --provider / --model after the command
+LATE_OPTIONS = ("ask", "resume", "fork", "eval", "verify", "questions", "advise")
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:
