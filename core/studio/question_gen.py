@@ -311,11 +311,15 @@ def _eta(done: Generated, kept: int, wanted: int) -> float | None:
 
 
 def generate(kb, model, collections: list[str], count: int = 10, progress: Progress | None = None,
-             should_stop: Callable[[], bool] | None = None, seed: int = 0, k: int = 3) -> Generated:
-    """Write up to ``count`` checked questions over ``collections`` (stops early when ``should_stop()``)."""
+             should_stop: Callable[[], bool] | None = None, seed: int = 0, k: int = 3,
+             into: Generated | None = None) -> Generated:
+    """Write up to ``count`` checked questions over ``collections`` (stops early when ``should_stop()``).
+
+    ``into`` is filled as questions are kept, so a caller that is interrupted (a page rerun) keeps them.
+    """
     chosen = pools(kb, collections, seed)
     plan = plan_kinds(count, len(chosen), max(len(p.order) for p in chosen))
-    writer, done, started = Writer(model, kb, k), Generated(), time.perf_counter()
+    writer, done, started = Writer(model, kb, k), into or Generated(), time.perf_counter()
     while len(done.items) < count and done.attempts < count * ATTEMPTS_PER_QUESTION:
         if should_stop and should_stop():
             done.stopped = True

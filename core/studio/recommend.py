@@ -101,3 +101,22 @@ def kind_wins(table: dict[str, dict], pick: str, margin: float) -> list[dict]:
         wins.append({"kind": kind, "pattern": other, "quality": theirs["quality"], "against": mine["quality"],
                      "reason": reason})
     return wins
+
+
+def markdown_report(report: dict) -> str:
+    """The advice as a Markdown document: recommendation, rule, per-pattern table, per-kind quality."""
+    rec = report["recommendation"]
+    cols = ("quality", "key_fact_rate", "faithfulness", "correct_decline_rate", "route_accuracy", "mean_seconds",
+            "mean_llm_calls", "mean_tokens", "mean_verification_seconds")
+    lines = [f"# Which pattern for {report.get('set') or 'this set'}?", "",
+             f"{report['provider']} ({report['model']}), {report['date']}, {report['finished_runs']} of "
+             f"{report['total_runs']} runs.", "", f"**Recommended: {rec['pattern'] or '-'}**", ""]
+    lines += [f"- {reason}" for reason in rec["reasons"]]
+    lines += ["", f"Rule: {rec['rule']}", "", "| pattern | n | " + " | ".join(cols) + " |",
+              "|---" * (len(cols) + 2) + "|"]
+    lines += [f"| {p} | {row['questions']} | " + " | ".join(str(row.get(c)) for c in cols) + " |"
+              for p, row in report["patterns"].items()]
+    lines += ["", "Quality per kind of question:", ""]
+    lines += [f"- {p}: " + ", ".join(f"{k} {v['quality']} ({v['questions']})" for k, v in row["kinds"].items())
+              for p, row in report["patterns"].items()]
+    return "\n".join(lines) + "\n"
