@@ -37,7 +37,7 @@ def saved_two_reports() -> tuple[str, str]:
 def test_saved_reports_are_tabulated_charted_and_drilled_into(app_data, scripted):
     older, newer = saved_two_reports()
     at = open_page(EVALUATION)
-    assert "tiny 270M demo model, so its scores are low" in at.main.info[0].value
+    assert "Scores depend on the model" in at.main.info[0].value and "270M demo" not in at.main.info[0].value
     assert at.multiselect(key="eval_reports").value == [newer, older]  # newest first, all selected
     summary = at.dataframe[0].value
     assert list(summary.columns[:5]) == ["evaluation", "set", "provider", "model", "pattern"]
@@ -132,3 +132,26 @@ def test_an_uploaded_question_set_is_checked_run_and_named_in_the_report(app_dat
     items = report["patterns"]["basic"]["items"]
     assert [i["id"] for i in items] == ["steak", "q002"] and items[0]["fact_rate"] == 1.0
     assert items[1]["route_ok"] is False  # the collection does not exist: counted as a miss, not skipped
+
+
+def test_an_advice_shows_its_recommendation_rule_and_per_question_links(app_data, scripted):
+    from core.studio import advise
+    from core.studio.question_set import save_question_set
+
+    settings = load_settings()
+    items = [dict(MENU, kind="single"), dict(GREETING, kind="small_talk")]
+    save_question_set(settings, "menu", items)
+    advice_id = advise.start(settings, items, ["basic", "adaptive"], "menu.jsonl", run_one=canned,
+                             judge=lambda q, a: False)
+    for _ in range(200):
+        if advise.load_advice(settings, advice_id)["status"] != "running":
+            break
+        import time
+        time.sleep(0.05)
+    at = open_page(EVALUATION)
+    assert at.selectbox(key="advise_set").value == "menu.jsonl"
+    assert any("Recommended: " in s.value for s in at.success)
+    assert "cheapest of the" in shown(texts(at)) and "within 0.05 of the best" in shown(texts(at))
+    table = at.dataframe[-1].value
+    assert list(table["id"]) == ["menu-01", "general-01"] and table["adaptive"][0] == 1.0
+    assert table["basic trace"][0] is None or table["basic trace"][0].startswith("/Basic_RAG?thread=")

@@ -45,6 +45,23 @@ def evaluation_page() -> None:
     else:
         st.info(t("no_reports"))
     _start(settings, state)
+    _which_pattern(settings)
+
+
+def _which_pattern(settings: Settings) -> None:
+    """Generate a question set from the collections, and advise on a pattern (ui.advise_page)."""
+    from core.knowledge.base import KnowledgeBase
+    from ui.advise_page import advise_section, generate_section
+
+    st.divider()
+    try:
+        kb = KnowledgeBase(settings)
+    except ValueError as exc:  # e.g. OpenAI embeddings without a key
+        st.error(plain_markdown(str(exc)), icon="⚠️")
+        return
+    generate_section(settings, kb)
+    st.divider()
+    advise_section(settings)
 
 
 def report_labels(reports: list[dict]) -> dict[str, str]:
@@ -183,10 +200,20 @@ def _question_set() -> tuple[str, list[dict]] | None:
     return upload.name, items
 
 
+def _timing(settings: Settings) -> str:
+    """What a question costs per pattern on this model, as measured by saved runs (never a fixed promise)."""
+    from core.studio.advise import measured_seconds
+
+    measured = measured_seconds(settings)["per_pattern"]
+    if not measured:
+        return t("advise_unmeasured")
+    return t("eval_timing", figures=plain_markdown(", ".join(f"{p} ~{s:.0f} s" for p, s in measured.items())))
+
+
 def _start(settings: Settings, state: dict) -> None:
     """A small form that runs a question set (or part of it) and saves the report."""
     st.subheader(t("eval_start"))
-    st.caption(t("eval_start_help"))
+    st.caption(t("eval_start_help", timing=_timing(settings)))  # md-safe: _timing is t() of plain_markdown figures
     chosen_set = _question_set()
     if chosen_set is None:
         return

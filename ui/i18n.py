@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.i18n_advise import ADVISE_STRINGS
 from ui.i18n_sources import SOURCE_STRINGS
 
 LANGUAGES = {"ko": "한국어", "en": "English"}
@@ -214,10 +215,11 @@ STRINGS = {
     "eval_title": ("Evaluation", "평가"),
     "eval_intro": ("Scores of the shipped question set per pattern and model, from saved evaluation runs.",
                    "저장된 평가 실행에서 가져온, 패턴과 모델별 질문 세트 점수입니다."),
-    "eval_demo": ("The built-in model is a tiny 270M demo model, so its scores are low: connect OpenAI, Ollama or "
-                  "LM Studio in the sidebar for meaningful ones.",
-                  "내장 모델은 270M 파라미터의 아주 작은 데모 모델이라 점수가 낮습니다. 의미 있는 점수를 보려면 사이드바에서 "
-                  "OpenAI, Ollama 또는 LM Studio를 연결하세요."),
+    "eval_demo": ("Scores depend on the model: the built-in one (Qwen2.5-Coder 1.5B by default, Gemma 3 270M as the "
+                  "fast option) is small, so connect OpenAI, Ollama or LM Studio in the sidebar for scores that say "
+                  "more about the patterns than about the model.",
+                  "점수는 모델에 따라 달라집니다. 내장 모델(기본 Qwen2.5-Coder 1.5B, 빠른 선택지 Gemma 3 270M)은 작으니, "
+                  "모델이 아니라 패턴을 비교하려면 사이드바에서 OpenAI, Ollama 또는 LM Studio를 연결하세요."),
     "no_reports": ("No evaluation saved yet: start one below, or run `python -m core eval`.",
                    "저장된 평가가 아직 없습니다. 아래에서 시작하거나 `python -m core eval`을 실행하세요."),
     "reports": ("Evaluations to compare", "비교할 평가"),
@@ -229,10 +231,9 @@ STRINGS = {
     "pattern": ("Pattern", "패턴"),
     "terminations": ("Why the runs stopped", "실행 종료 사유"),
     "eval_start": ("Run an evaluation", "평가 실행"),
-    "eval_start_help": ("Each question runs once per pattern with the model chosen in the sidebar; on the built-in "
-                        "model a question takes a few seconds per pattern.",
-                        "사이드바에서 고른 모델로 질문마다 패턴별로 한 번씩 실행합니다. 내장 모델에서는 질문 하나에 패턴마다 "
-                        "몇 초가 걸립니다."),
+    "eval_start_help": ("Each question runs once per pattern with the model chosen in the sidebar. {timing}",
+                        "사이드바에서 고른 모델로 질문마다 패턴별로 한 번씩 실행합니다. {timing}"),
+    "eval_timing": ("Measured on this model: {figures} per question.", "이 모델에서 잰 질문당 시간: {figures}."),
     "eval_limit": ("Questions (N, taken in turn from each category)", "질문 수 (N개, 범주마다 차례로)"),
     "category": ("Category", "범주"),
     "all_categories": ("all", "전체"),
@@ -283,6 +284,7 @@ STRINGS = {
     "slow_calls": ("up to {n} LLM calls", "LLM 호출 최대 {n}회"),
 }
 STRINGS.update(SOURCE_STRINGS)
+STRINGS.update(ADVISE_STRINGS)
 
 KINDS_KO = {"route": "경로", "verdict": "판정", "retry": "재시도", "rewrite": "재작성", "tool": "도구",
             "interrupt": "검토", "stop": "종료", "error": "오류", "info": "정보"}

@@ -6,12 +6,16 @@ Each line is a JSON object:
   facts       strings the answer should contain (spaces and case are ignored)
   answerable  false when the collections cannot answer it and the right run declines (default true)
   id, category, lang   optional; an id is made from the line number, a category from the sources
+  kind, provenance     optional, written by core.studio.question_gen: the kind of question (single,
+                       two_chunks, cross_collection, unanswerable, small_talk) and where it came from
+                       ([{"collection", "file", "chunk_id"}])
 The built-in set over the sample corpora is one such file: ``core/evalsets/builtin.jsonl``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 BUILTIN = Path(__file__).resolve().parent.parent / "evalsets" / "builtin.jsonl"
@@ -44,9 +48,26 @@ def _item(data, n: int, where: str) -> dict:
         raise QuestionSetError(f"{where}: 'answerable' must be true or false")
     sources = list(dict.fromkeys(_strings(data.get("sources"), "sources", where)))
     category = data.get("category") or ("unanswerable" if not answerable else "+".join(sources) or "direct")
-    return {"id": str(data.get("id") or f"q{n:03d}"), "question": " ".join(question.split()), "sources": sources,
+    item = {"id": str(data.get("id") or f"q{n:03d}"), "question": " ".join(question.split()), "sources": sources,
             "facts": _strings(data.get("facts"), "facts", where), "answerable": answerable,
             "category": str(category), "lang": str(data.get("lang") or "")}
+    if data.get("kind"):
+        item["kind"] = str(data["kind"])
+    if data.get("provenance"):
+        item["provenance"] = _provenance(data["provenance"], where)
+    return item
+
+
+def _provenance(value, where: str) -> list[dict]:
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise QuestionSetError(f"{where}: 'provenance' must be a list of objects")
+    return [{key: str(v.get(key) or "") for key in ("collection", "file", "chunk_id")} for v in value]
+
+
+def dump_question_set(items: list[dict]) -> str:
+    """The JSONL text of a set (what parse_question_set reads back)."""
+    keys = ("id", "question", "sources", "facts", "answerable", "category", "lang", "kind", "provenance")
+    return "".join(json.dumps({k: item[k] for k in keys if k in item}, ensure_ascii=False) + "\n" for item in items)
 
 
 def parse_question_set(text: str, name: str = "questions") -> list[dict]:
@@ -109,3 +130,53 @@ def spread(items: list[dict], limit: int | None) -> list[dict]:
             if queue and len(picked) < limit:
                 picked.append(queue.pop(0))
     return picked
+
+
+# ---------------------------------------------------------------- saved sets (data dir, or the shared database)
+
+
+def set_file_name(name: str) -> str:
+    """A safe file name for a set the user named: letters, digits, dot, dash; ends in .jsonl."""
+    stem = re.sub(r"[^\w.-]+", "-", name.strip()).strip(".-")[:60].removesuffix(".jsonl") or "questions"
+    return f"{stem}.jsonl"
+
+
+def save_question_set(settings, name: str, items: list[dict]) -> str:
+    """Save a set under ``<data dir>/question_sets/`` (or in the shared database); returns its file name."""
+    from core.store import saved_records
+
+    file = set_file_name(name)
+    text = dump_question_set(items)
+    parse_question_set(text, file)  # what is saved can be read back: an edit that broke a line is refused here
+    if saved_records.in_database(settings):
+        saved_records.save(settings, "question_set", file, {"jsonl": text})
+        return file
+    folder = settings.data_path / "question_sets"
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / (file + ".part")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(folder / file)
+    return file
+
+
+def saved_question_sets(settings) -> list[str]:
+    """The file names of the saved sets, sorted."""
+    from core.store import saved_records
+
+    if saved_records.in_database(settings):
+        return sorted(name for name, _record in saved_records.listed(settings, "question_set"))
+    folder = settings.data_path / "question_sets"
+    return sorted(p.name for p in folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def load_saved_question_set(settings, file: str) -> list[dict]:
+    from core.store import saved_records
+
+    if file != set_file_name(file):
+        raise QuestionSetError(f"{file}: not a saved set name")
+    if saved_records.in_database(settings):
+        record = saved_records.load(settings, "question_set", file)
+        if record is None:
+            raise QuestionSetError(f"no saved set {file!r}")
+        return parse_question_set(record["jsonl"], file)
+    return load_question_set(settings.data_path / "question_sets" / file)

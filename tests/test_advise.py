@@ -1,0 +1,190 @@
+"""Advise: the recommendation rule on a fixed table, scoring per kind, resuming after a kill, the CLI's JSON."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from core.studio import advise
+from core.studio.recommend import recommend
+
+TESTS = Path(__file__).resolve().parent
+ITEMS = [
+    {"id": "q1", "question": "누비라 30일 정기권은 얼마인가요?", "sources": ["bikes"], "facts": ["5,000원"],
+     "answerable": True, "category": "single", "kind": "single", "lang": "ko"},
+    {"id": "q2", "question": "How many colonies does the apiary keep?", "sources": ["bees"], "facts": ["24"],
+     "answerable": True, "category": "single", "kind": "single", "lang": "en"},
+    {"id": "q3", "question": "누비라 전기자전거 이용권은 얼마인가요?", "sources": ["bikes"], "facts": [],
+     "answerable": False, "category": "unanswerable", "kind": "unanswerable", "lang": "ko"},
+    {"id": "q4", "question": "Who is the head beekeeper?", "sources": ["bees"], "facts": [],
+     "answerable": False, "category": "unanswerable", "kind": "unanswerable", "lang": "en"},
+]
+
+
+def kinds(**rows):
+    return {kind: {"questions": 3, "quality": q, "declined": d, "judged": 3 if d is not None else 0}
+            for kind, (q, d) in rows.items()}
+
+
+def test_the_cheapest_pattern_within_the_margin_is_recommended_and_kind_winners_are_named():
+    table = {
+        "basic": {"quality": 0.83, "mean_seconds": 5.0, "mean_llm_calls": 1,
+                  "kinds": kinds(single=(1.0, None), unanswerable=(0.33, 1))},
+        "corrective": {"quality": 0.80, "mean_seconds": 20.0, "mean_llm_calls": 6,
+                       "kinds": kinds(single=(0.7, None), unanswerable=(1.0, 3))},
+        "self_rag": {"quality": 0.86, "mean_seconds": 60.0, "mean_llm_calls": 9,
+                     "kinds": kinds(single=(0.95, None), unanswerable=(0.8, 2))},
+    }
+    rec = recommend(table, margin=0.05)
+    assert rec["pattern"] == "basic" and rec["best"] == "self_rag"
+    assert "within 0.05 of the best" in rec["rule"] and "fewest seconds per question" in rec["rule"]
+    assert rec["wins"] == [{"kind": "unanswerable", "pattern": "corrective", "quality": 1.0, "against": 0.33,
+                            "reason": "corrective for unanswerable questions: it declined 3 of 3, basic declined 1 of 3"}]
+    assert any("self_rag scores 0.03 higher" in r for r in rec["reasons"])
+    assert recommend(table, margin=0.0)["pattern"] == "self_rag"  # no margin: the best, whatever it costs
+    assert recommend(table, margin=0.1)["pattern"] == "basic"
+    assert recommend({"basic": {"quality": None}})["pattern"] is None
+
+
+def fake_run(calls, declines=("careful",)):
+    """Every pattern answers with the facts; the patterns in ``declines`` decline unanswerable questions."""
+    def run_one(pattern, question, settings):
+        calls.append((pattern, question))
+        item = next(i for i in ITEMS if i["question"] == question)
+        decline = not item["answerable"] and pattern in declines
+        answer = "" if decline else (" ".join(item["facts"]) or "It is 7,000원.")
+        return {"answer": answer, "termination_reason": "no_relevant_documents" if decline else "answered",
+                "llm_calls": 2 if pattern == "careful" else 1, "tokens": 40, "ms": 3000 if pattern == "careful" else 1000,
+                "sources": [], "trace": [{"kind": "tool", "grader": "retriever", "target": ",".join(item["sources"])}],
+                "thread_id": f"{pattern}-{item['id']}", "verification": {"ms": 500, "llm_calls": 1, "tokens": 9}}
+    return run_one
+
+
+def test_scores_per_pattern_and_kind_with_the_cost_split(settings):
+    calls = []
+    report = advise.advise(settings, ITEMS, ["basic", "careful"], run_one=fake_run(calls),
+                           judge=lambda q, a: not a.strip(), set_name="t.jsonl")
+    assert len(calls) == 8 and report["finished_runs"] == report["total_runs"] == 8
+    basic, careful = report["patterns"]["basic"], report["patterns"]["careful"]
+    assert basic["kinds"]["unanswerable"]["declined"] == 0 and careful["kinds"]["unanswerable"]["declined"] == 2
+    assert basic["kinds"]["single"]["quality"] == careful["kinds"]["single"]["quality"] == 1.0
+    assert basic["mean_seconds"] == 0.5 and careful["mean_seconds"] == 2.5  # verification's 0.5 s taken out
+    assert basic["mean_verification_seconds"] == 0.5 and basic["mean_verification_calls"] == 1
+    rec = report["recommendation"]
+    assert rec["pattern"] == "careful" and rec["rule"]
+    q3 = next(q for q in report["questions"] if q["id"] == "q3")
+    assert q3["runs"]["careful"]["thread_id"] == "careful-q3" and q3["runs"]["basic"]["quality"] < 1
+
+
+CHILD = """
+import os, signal, sys
+sys.path[:0] = [{tests!r}, {root!r}]
+from core.config import load_settings
+from core.studio import advise
+import test_advise as t
+calls = []
+inner = t.fake_run(calls)
+def run_one(pattern, question, settings):
+    if len(calls) == 3:
+        os.kill(os.getpid(), signal.SIGKILL)  # killed mid-advice, like kill -9
+    return inner(pattern, question, settings)
+advise.advise(load_settings(data_dir={data!r}, provider="embedded"), t.ITEMS, ["basic", "careful"],
+              run_one=run_one, judge=lambda q, a: not a.strip())
+"""
+
+
+def test_a_killed_advice_continues_without_running_finished_runs_again(settings):
+    code = CHILD.format(tests=str(TESTS), root=str(TESTS.parent), data=str(settings.data_path))
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert child.returncode == -9, child.stderr
+    calls = []
+    report = advise.advise(settings, ITEMS, ["basic", "careful"], run_one=fake_run(calls),
+                           judge=lambda q, a: not a.strip())
+    assert report["reused_runs"] == 3 and len(calls) == 5  # only the runs the killed process had not finished
+    assert report["finished_runs"] == 8
+    done = {(p, q) for p, q in calls}
+    assert ("basic", ITEMS[0]["question"]) not in done  # the first run finished before the kill
+    again = advise.advise(settings, ITEMS, ["basic", "careful"], run_one=fake_run(calls := []), judge=lambda q, a: True)
+    assert calls == [] and again["reused_runs"] == 8
+    changed = [dict(ITEMS[0], facts=["5,000"])] + ITEMS[1:]  # another set: nothing is reused
+    assert advise.advise(settings, changed, ["basic"], run_one=fake_run(calls), judge=lambda q, a: True)["reused_runs"] == 0
+
+
+def test_background_advice_is_saved_as_it_goes_and_can_be_stopped(settings):
+    slow = fake_run([])
+
+    def run_one(pattern, question, s):
+        time.sleep(0.2)
+        return slow(pattern, question, s)
+
+    advice_id = advise.start(settings, ITEMS, ["basic", "careful"], "t.jsonl", run_one=run_one,
+                             judge=lambda q, a: not a.strip())
+    assert advise.list_advice(settings)[0]["id"] == advice_id
+    deadline = time.monotonic() + 60
+    while advise.load_advice(settings, advice_id)["progress"]["done"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert advise.stop(advice_id)
+    while advise.load_advice(settings, advice_id)["status"] == "running" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    record = advise.load_advice(settings, advice_id)
+    assert record["status"] == "stopped" and 1 <= record["report"]["finished_runs"] < 8
+    while advise.stop(advice_id) and time.monotonic() < deadline:  # the thread ends just after saving
+        time.sleep(0.05)
+    assert not advise.stop(advice_id)  # nothing left to stop
+
+
+def test_estimates_come_from_measured_timings_and_pick_what_fits_the_budget(settings):
+    from core.llm.models import model_name, resolve_provider
+
+    assert advise.estimate(settings, ["basic", "self_rag"], 10) == {"basic": None, "self_rag": None}
+    assert advise.fit_budget({"basic": None, "self_rag": None}, 60) == (["basic", "self_rag"], [])
+    provider = resolve_provider(settings)
+    folder = settings.data_path / "evals"
+    folder.mkdir(parents=True)
+    (folder / "20250101-000000-embedded.json").write_text(json.dumps({
+        "provider": provider, "model": model_name(settings, provider),
+        "patterns": {"basic": {"summary": {"questions": 2, "mean_seconds": 40.0, "mean_llm_calls": 2}}}}))
+    estimates = advise.estimate(settings, ["basic", "self_rag"], 10)
+    assert estimates["basic"] == 400.0 and estimates["self_rag"] > estimates["basic"]  # bound x 20 s per call
+    assert advise.fit_budget(estimates, 500) == (["basic"], ["self_rag"])
+
+
+@pytest.fixture
+def scripted_cli(monkeypatch, settings):
+    from scripted import ScriptedChatModel
+
+    import core.cli.common
+    import core.llm.models
+    import core.run.runner
+
+    calls = []
+    monkeypatch.setattr(core.cli.common, "knowledge", lambda s: None)
+    monkeypatch.setattr(core.cli.common, "prepare_model", lambda s: None)
+    monkeypatch.setattr(core.run.runner, "run", lambda p, q, s, origin="": fake_run(calls)(p, q, s))
+    judge = ScriptedChatModel(responder=lambda messages: {"declined": "7,000" not in str(messages[-1].content)})
+    monkeypatch.setattr(core.llm.models, "get_chat_model", lambda s, role="main": judge)
+    return calls
+
+
+def test_the_advise_command_prints_scores_and_a_recommendation_as_json(tmp_path, settings, scripted_cli, capsys):
+    from core.cli.main import main
+    from core.studio.question_set import dump_question_set
+
+    path = tmp_path / "set.jsonl"
+    path.write_text(dump_question_set(ITEMS), encoding="utf-8")
+    argv = ["--data-dir", str(settings.data_path), "advise", "--set", str(path), "--patterns", "basic,careful", "--json"]
+    from core.patterns import pattern_ids
+    assert "careful" not in pattern_ids()
+    assert main(argv) == 2  # an unknown pattern is refused before anything runs
+    assert scripted_cli == []
+    argv[argv.index("basic,careful")] = "basic,corrective"
+    assert main(argv) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert set(printed["recommendation"]) >= {"pattern", "reasons", "rule"}
+    assert set(printed["patterns"]) == {"basic", "corrective"} and len(scripted_cli) == 8
+    assert main(argv) == 0 and len(scripted_cli) == 8  # started again: every run is reused
+    assert json.loads(capsys.readouterr().out)["reused_runs"] == 8
+    assert advise.list_advice(settings)[0]["status"] == "done"

@@ -1,0 +1,139 @@
+"""Question sets written from collections: a scripted writer, real Chroma, every check of the generator."""
+
+from collections import Counter
+
+import question_corpus as corpus
+from langchain_core.documents import Document
+
+from core.prompts import HANGUL
+from core.studio import question_gen
+from core.studio.question_set import load_saved_question_set, parse_question_set, save_question_set
+
+
+def test_sampling_takes_turns_across_files_not_the_top_of_the_first():
+    chunks = [Document(page_content=f"{name} chunk {i} " + "x" * 80, metadata={"source": name}, id=f"{name}-{i}")
+              for name in ("a.md", "b.md", "c.md") for i in range(4)]
+    order = question_gen.sample_chunks(chunks, seed=1)
+    assert sorted(c.id for c in order) == sorted(c.id for c in chunks)  # every chunk, once
+    assert {c.metadata["source"] for c in order[:3]} == {"a.md", "b.md", "c.md"}
+    assert [c.id for c in order] == [c.id for c in question_gen.sample_chunks(list(reversed(chunks)), seed=1)]
+    first_of_a = [c.id for c in order if c.metadata["source"] == "a.md"]
+    assert first_of_a != sorted(first_of_a) or question_gen.sample_chunks(chunks, seed=2) != order  # shuffled
+
+
+def test_kinds_need_what_they_are_made_of():
+    assert "cross_collection" not in question_gen.plan_kinds(10, 1, 5)
+    assert "two_chunks" not in question_gen.plan_kinds(10, 2, 1)
+    assert set(question_gen.plan_kinds(6, 2, 5)) == set(question_gen.KINDS)
+
+
+def test_every_kept_fact_is_quoted_from_its_chunk_and_a_misquote_drops_the_question(tmp_path, settings):
+    kb = corpus.build(tmp_path, settings)
+    scripted = corpus.model({"정기권": ("누비라 한 달 정기권은 얼마인가요?", "5000원")})  # the chunk says 5,000원
+    done = question_gen.generate(kb, scripted, ["bikes"], count=10)
+    assert done.dropped["fact_not_in_chunk"] >= 1
+    assert not any("정기권" in i["question"] for i in done.items)
+    with_facts = [i for i in done.items if i["facts"]]
+    assert with_facts
+    for item in with_facts:
+        chunks = [corpus.chunk_text(kb, where) for where in item["provenance"]]
+        assert all(any(fact in chunk for chunk in chunks) for fact in item["facts"]), item
+        assert {p["collection"] for p in item["provenance"]} == {"bikes"} and item["sources"] == ["bikes"]
+
+
+def test_the_question_is_in_the_language_of_its_chunk(tmp_path, settings):
+    kb = corpus.build(tmp_path, settings)
+    scripted = corpus.model({"Harvest": ("수확은 언제인가요?", "late July")})  # Korean for an English chunk
+    done = question_gen.generate(kb, scripted, ["bikes", "bees"], count=8)
+    assert done.dropped["language"] >= 1
+    for item in done.items:
+        chunk = corpus.chunk_text(kb, item["provenance"][0]) if item["provenance"][0]["chunk_id"] else ""
+        korean = item["lang"] == "ko"
+        assert korean == (item["provenance"][0]["collection"] == "bikes")
+        assert bool(HANGUL.search(item["question"])) == korean
+        assert not chunk or bool(HANGUL.search(chunk)) == korean
+    asked = corpus.systems(scripted)
+    assert any("Write the question in Korean" in s for s in asked) and any("Write the question in English" in s
+                                                                          for s in asked)
+
+
+def test_an_unanswerable_question_is_kept_only_when_the_collection_really_lacks_the_answer(tmp_path, settings):
+    kb = corpus.build(tmp_path, settings)
+    in_corpus = corpus.model({"unanswerable": ("헬멧 대여료는 얼마인가요?", "헬멧")})  # the files do mention helmets
+    done = question_gen.generate(kb, in_corpus, ["bikes"], count=4)
+    assert done.dropped["not_absent"] >= 1 and not [i for i in done.items if i["kind"] == "unanswerable"]
+
+    searched_says_answered = corpus.model(answered=True)  # the term is absent, but a search finds an answer
+    done = question_gen.generate(kb, searched_says_answered, ["bikes"], count=4)
+    assert not [i for i in done.items if i["kind"] == "unanswerable"] and done.dropped["not_absent"] >= 1
+    checks = [call for call in searched_says_answered.calls
+              if corpus._is(str(call[0].content), corpus.P.ANSWERED_CHECK_SYSTEM)]
+    assert checks and corpus.documents(checks[0][-1])  # the search's chunks were shown to the model
+
+    absent = corpus.model()
+    done = question_gen.generate(kb, absent, ["bikes"], count=4)
+    unanswerable = [i for i in done.items if i["kind"] == "unanswerable"]
+    assert unanswerable and all(not i["answerable"] and not i["facts"] for i in unanswerable)
+
+
+def test_duplicates_near_duplicates_and_questions_holding_their_answer_are_dropped(tmp_path, settings):
+    kb = corpus.build(tmp_path, settings)
+    same = ("누비라 한 시간 이용권의 가격은 얼마인가요?", "1,000원")
+    scripted = corpus.model({"정기권": ("누비라 한 시간 이용권의 가격은 얼마 인가요 ?", "5,000원"),  # near-duplicate
+                             "대여소": ("대여소가 312곳이라는데 몇 곳인가요?", "312곳"),  # holds its answer
+                             "1시간 이용권": same})
+    done = question_gen.generate(kb, scripted, ["bikes"], count=10)
+    assert done.dropped["duplicate"] >= 1 and done.dropped["answer_in_question"] >= 1
+    questions = [i["question"] for i in done.items]
+    assert len({question_gen._norm(q) for q in questions}) == len(questions)
+    assert not any("312곳" in q for q in questions)
+    assert question_gen.is_duplicate("How many colonies does it keep?", ["how many colonies does it keep"])
+    assert not question_gen.is_duplicate("1시간 이용권은 얼마인가요?", ["30일 정기권은 얼마인가요?"])
+
+
+def test_two_collections_give_cross_collection_questions_and_the_set_saves_and_reads_back(tmp_path, settings):
+    kb = corpus.build(tmp_path, settings)
+    done = question_gen.generate(kb, corpus.model(), ["bikes", "bees"], count=10)
+    kinds = Counter(i["kind"] for i in done.items)
+    assert set(kinds) == set(question_gen.KINDS) and len(done.items) == 10
+    cross = next(i for i in done.items if i["kind"] == "cross_collection")
+    assert set(cross["sources"]) == {"bikes", "bees"} and len(cross["facts"]) == 2
+    assert {p["collection"] for p in cross["provenance"]} == {"bikes", "bees"}
+    talk = next(i for i in done.items if i["kind"] == "small_talk")
+    assert talk["sources"] == [] and talk["answerable"]
+    file = save_question_set(settings, "my set", done.items)
+    again = load_saved_question_set(settings, file)
+    assert [(i["question"], i["kind"], i["provenance"]) for i in again] == \
+        [(i["question"], i["kind"], i["provenance"]) for i in done.items]
+    assert parse_question_set('{"question": "q", "kind": "single"}')[0]["kind"] == "single"
+
+
+def test_generation_stops_when_asked_and_reports_progress_with_a_measured_estimate(tmp_path, settings):
+    kb = corpus.build(tmp_path, settings)
+    seen = []
+    done = question_gen.generate(kb, corpus.model(), ["bikes"], count=6,
+                                 progress=lambda kept, wanted, label, left: seen.append((kept, wanted, left)),
+                                 should_stop=lambda: len(seen) >= 2)
+    assert done.stopped and done.attempts == 2 and len(seen) == 2
+    assert seen[-1][1] == 6 and seen[-1][2] is not None and seen[-1][2] >= 0  # seconds left from measured speed
+
+
+def test_the_questions_command_prints_json_and_saves_the_set(tmp_path, settings, monkeypatch, capsys):
+    import json
+
+    import core.cli.common
+    import core.llm.models
+    from core.cli.main import main
+
+    kb = corpus.build(tmp_path, settings)
+    monkeypatch.setattr(core.cli.common, "knowledge", lambda s: kb)
+    monkeypatch.setattr(core.cli.common, "prepare_model", lambda s: None)
+    monkeypatch.setattr(core.llm.models, "get_chat_model", lambda s, role="main": corpus.model())
+    out = tmp_path / "set.jsonl"
+    assert main(["--data-dir", str(settings.data_path), "questions", "--collection", "bikes", "--count", "4",
+                 "--out", str(out), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["set"] == str(out) and printed["summary"]["kept"] == 4
+    assert [i["question"] for i in parse_question_set(out.read_text(encoding="utf-8"))] == \
+        [i["question"] for i in printed["items"]]
+    assert main(["--data-dir", str(settings.data_path), "questions", "--collection", "nowhere"]) == 2
