@@ -72,6 +72,7 @@ class Settings:
     chunk_size: int = 800
     chunk_overlap: int = 100
     k: int = 3
+    retrieval: str = "hybrid"  # hybrid | dense | keyword (core.knowledge.hybrid; docs/BENCHMARKS.md has the hit rates)
     max_rewrites: int = 2
     max_generations: int = 2
     max_concurrency: int = 8
