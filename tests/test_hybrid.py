@@ -62,9 +62,9 @@ def test_rrf_orders_by_the_sum_of_reciprocal_ranks():
     assert [key for key, _ in hybrid.rrf([["x"], ["y"]], k=1)] == ["x", "y"]
 
 
-def test_unknown_modes_fall_back_to_hybrid():
-    assert [hybrid.retrieval_mode(m) for m in ("dense", " Keyword ", "bm25", None)] == ["dense", "keyword", "hybrid",
-                                                                                         "hybrid"]
+def test_unknown_modes_fall_back_to_the_default():
+    assert [hybrid.retrieval_mode(m) for m in ("hybrid", " Keyword ", "bm25", None)] == ["hybrid", "keyword", "dense",
+                                                                                         "dense"]
 
 
 # ---------------------------------------------------------------- the index and its collection

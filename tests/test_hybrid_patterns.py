@@ -59,7 +59,7 @@ def menu_settings(settings, tmp_path):
     path = tmp_path / "menu.md"
     path.write_text(MENU, encoding="utf-8")
     KnowledgeBase(settings, HashEmbeddings()).ingest([path], "menu")
-    return settings.with_(k=2)
+    return settings.with_(k=2, retrieval="hybrid")
 
 
 @pytest.mark.parametrize("pattern", ["basic", "adaptive", "self_rag", "corrective", "agentic", "react", "react_native"])
@@ -67,7 +67,7 @@ def test_pattern_retrieves_through_the_hybrid_retriever(menu_settings, pattern, 
     calls = []
     real = hybrid.search
 
-    def spy(kb, collections, query, k, mode="hybrid", explain=False):
+    def spy(kb, collections, query, k, mode="dense", explain=False):
         calls.append((tuple(collections), mode))
         return real(kb, collections, query, k, mode, explain)
 

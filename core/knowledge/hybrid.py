@@ -17,15 +17,16 @@ from core.knowledge import keyword_index, korean_tokens
 from core.knowledge.loaders import KnowledgeError
 
 MODES = ("hybrid", "dense", "keyword")
+DEFAULT_MODE = "dense"  # until hybrid is measured better on every set (docs/BENCHMARKS.md)
 RRF_K = 60  # the constant of Cormack et al.; a rank-1 and a rank-2 chunk stay close, as their evidence is
 CANDIDATES = 20  # each retriever lists this many (at least k) before fusion: a chunk 2nd in one list and
 # 15th in the other must still be seen by both
 
 
 def retrieval_mode(value: str | None) -> str:
-    """The mode a setting names; anything unknown is the default (hybrid)."""
+    """The mode a setting names; anything unknown is the default."""
     value = str(value or "").strip().lower()
-    return value if value in MODES else "hybrid"
+    return value if value in MODES else DEFAULT_MODE
 
 
 def rrf(lists: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
@@ -83,7 +84,7 @@ def _lists(kb, collections: list[str], query: str, depth: int, dense: bool, keyw
     return dense_docs[:depth], keyword_docs[:depth], problems
 
 
-def search(kb, collections: list[str], query: str, k: int, mode: str = "hybrid", explain: bool = False) -> Retrieval:
+def search(kb, collections: list[str], query: str, k: int, mode: str = DEFAULT_MODE, explain: bool = False) -> Retrieval:
     """Top-k chunks over ``collections`` in ``mode``; ``explain`` runs both retrievers whatever the mode
     (the retrieval view and the CLI show all three lists). A collection that fails is listed in ``problems``."""
     mode = retrieval_mode(mode)
