@@ -45,8 +45,16 @@ def test_upload_indexes_good_files_and_reports_each_bad_one(app_data):
     at.selectbox(key="kb_test_collection").set_value("site_info")
     at.text_input(key="kb_test_query").set_value("주차는 무료인가요?")
     button(at, key_end="kb_test_search").click().run()
-    hits = at.dataframe[0].value
-    assert hits.iloc[0]["source"] == "parking.md" and 0 < hits.iloc[0]["score"] <= 1
+    assert_clean(at)
+    captions = [shown(c.value) for c in at.caption]
+    assert "Keyword tokens of the query (highlighted below): 주차 무료" in captions
+    # three columns, one per retriever, each listing the one chunk with its rank in every list
+    assert [shown(m.value) for m in at.markdown if m.value in ("**Dense**", "**Keyword**", "**Fused (RRF)**")] == [
+        "**Dense**", "**Keyword**", "**Fused (RRF)**"]
+    ranks = [c for c in captions if c.startswith("Dense #1 (")]
+    assert len(ranks) == 3 and all(" · Keyword #1 (" in c and " · Fused (RRF) #1 (" in c for c in ranks)
+    chunks = [m.value for m in at.markdown if "지하 2층" in m.value]
+    assert len(chunks) == 3 and all("**무료**" in c and "**주차**" in c for c in chunks)  # the matched terms, in bold
 
 
 def test_invalid_collection_name_and_no_files_are_refused(app_data):

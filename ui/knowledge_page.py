@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from core.config import DEFAULT_EMBEDDING_MODELS, EMBEDDING_PROVIDERS, Settings, with_visitor_embedder
@@ -11,6 +10,7 @@ from core.knowledge.loaders import KnowledgeError
 from core.knowledge.sources import SourceError, get_source, suggest_description, update_source
 from core.studio.render import plain_markdown
 from ui.i18n import t
+from ui.retrieval_view import retrieval_view
 from ui.sidebar import sidebar
 from ui.state import SECRET_KEYS, ensure_samples, prefs
 
@@ -42,7 +42,7 @@ def knowledge_page() -> None:
         _collection(kb, name, settings)
     if not settings.read_only:
         _upload(kb, settings)
-    _retrieval_test(kb)
+    retrieval_view(kb)
 
 
 def _embedder(settings: Settings) -> Settings:
@@ -216,23 +216,3 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
         t("indexed", source=source, n=n, collection=collection) for source, n in report.added.items())
     st.session_state.setdefault("kb_errors", []).extend(report.errors.values())
     st.rerun()
-
-
-def _retrieval_test(kb: KnowledgeBase) -> None:
-    st.subheader(t("retrieval_test"))
-    names = kb.names()
-    if not names:
-        return
-    left, mid, right = st.columns([2, 4, 1])
-    collection = left.selectbox(t("collection"), names, key="kb_test_collection")
-    query = mid.text_input(t("query"), key="kb_test_query")
-    k = right.number_input("k", 1, 20, 3, key="kb_test_k")
-    if st.button(t("search"), key="kb_test_search") and query.strip():
-        try:
-            docs = kb.search(collection, query, int(k))
-        except KnowledgeError as exc:
-            st.error(plain_markdown(str(exc)), icon="⚠️")
-            return
-        st.dataframe(pd.DataFrame([{t("score"): d.metadata.get("score"), "source": d.metadata.get("source"),
-                                    t("page"): d.metadata.get("page"), "text": d.page_content[:300]}
-                                   for d in docs]), hide_index=True, width="stretch")

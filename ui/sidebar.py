@@ -7,6 +7,7 @@ import time
 import streamlit as st
 
 from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings, load_settings
+from core.knowledge.hybrid import MODES as RETRIEVAL_MODES
 from core.llm.models import check, list_models, model_name
 from core.patterns import get_pattern
 from core.secrets import MIN_KEY_CHARS, PROVIDER_KEY_FIELDS, key_problem
@@ -78,6 +79,8 @@ def _model_settings(p: dict) -> None:
     if provider != "embedded":
         bound(st.text_input, "grader_model", t("grader_model"), help=t("grader_help"))
     with st.expander(t("retrieval")):
+        bound(st.selectbox, "retrieval", t("retrieval_mode"), options=list(RETRIEVAL_MODES),
+              format_func=lambda mode: t(f"mode_{mode}"), help=t("retrieval_mode_help"))
         bound(st.slider, "k", t("k"), min_value=1, max_value=10)
         bound(st.number_input, "max_rewrites", t("max_rewrites"), min_value=0, max_value=10)
         bound(st.number_input, "max_generations", t("max_generations"), min_value=0, max_value=10)

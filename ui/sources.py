@@ -6,11 +6,13 @@ import streamlit as st
 
 from core.studio.render import plain_markdown, safe_markdown
 from ui.i18n import t
+from ui.retrieval_view import rank_summary
 
 
 def source_label(src: dict) -> str:
     where = src.get("url") or f"{src.get('source', '?')}, {t('page')} {src.get('page') or '-'}"
-    score = f" · {t('score')} {src['score']:.3f}" if isinstance(src.get("score"), (int, float)) else ""
+    ranked = any(name in src for name in ("dense", "keyword", "fused"))  # the ranks under it say more than one score
+    score = f" · {t('score')} {src['score']:.3f}" if isinstance(src.get("score"), (int, float)) and not ranked else ""
     return safe_markdown(f"[{src.get('n')}] {src.get('title') or src.get('source', '?')} ({where}){score}")
 
 
@@ -24,4 +26,6 @@ def sources_panel(sources: list[dict]) -> None:
                 st.markdown(safe_markdown(src["url"], {src["url"]}))
             st.caption(plain_markdown(f"{src.get('source', '?')} · {t('page')} {src.get('page') or '-'} · "
                                       f"{src.get('collection') or ''} · {src.get('chunk_id') or ''}"))  # a file's name
+            if any(name in src for name in ("dense", "keyword", "fused")):  # where each retriever ranked it
+                st.caption(rank_summary(src))  # md-safe: t() messages of ints and floats
             st.text(src.get("text", ""))

@@ -13,6 +13,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_embedder, with_visitor_endpoints
+from core.knowledge.hybrid import retrieval_mode
 from core.llm.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
 from core.secrets import PROVIDER_KEY_FIELDS, secret_values
 from core.store.threads import get_registry, store_problem
@@ -21,7 +22,7 @@ from ui.i18n import default_language, t
 
 SETTING_KEYS = ("provider", "temperature", "max_tokens", "grader_model", "k", "max_rewrites", "max_generations",
                 "max_iterations", "ollama_host", "compat_base_url", "openai_base_url", "embedding_provider",
-                "embedding_model", "embedded_k", "embedded_doc_chars", "verify_claims")
+                "embedding_model", "embedded_k", "embedded_doc_chars", "verify_claims", "retrieval")
 SECRET_KEYS = tuple(PROVIDER_KEY_FIELDS.values())  # typed in the sidebar; memory only
 EMBEDDER_KEYS = ("embedding_provider", "embedding_model")  # a visitor's choice, applied by with_visitor_embedder
 
@@ -35,6 +36,7 @@ def prefs() -> dict:
         except ProviderError:
             provider = "embedded"
         values = {key: getattr(base, key) for key in SETTING_KEYS}
+        values["retrieval"] = retrieval_mode(base.retrieval)  # an unknown RAG_RETRIEVAL must not break the select box
         values.update(provider=provider, models={provider: base.model} if base.model else {},
                       review=False, lang=default_language(), **{key: "" for key in SECRET_KEYS})
         st.session_state["prefs"] = values

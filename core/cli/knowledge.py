@@ -82,6 +82,49 @@ def cmd_collections(settings: Settings, args) -> int:
     return 0
 
 
+def cmd_search(settings: Settings, args) -> int:
+    """One collection searched as the patterns search it: dense, keyword and fused ranks of each chunk."""
+    from core.knowledge.base import KnowledgeBase
+    from core.knowledge.hybrid import retrieval_mode, search
+    from core.knowledge.loaders import KnowledgeError
+
+    kb = KnowledgeBase(settings)
+    if not kb.exists(args.collection):  # the samples are indexed on first use, like for ask
+        kb = common.knowledge(settings)
+    mode = retrieval_mode(args.mode or settings.retrieval)
+    try:
+        found = search(kb, [args.collection], " ".join(args.query), args.k, mode, explain=True)
+        if found.problems:
+            raise KnowledgeError(found.problems[0][1])
+    except KnowledgeError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 2
+    results = [search_row(doc) for doc in found.documents]
+    if args.json:
+        print(json.dumps({"query": found.query, "mode": mode, "results": results}, ensure_ascii=False, indent=2))
+        return 0
+    print(f"{mode} search of {args.collection}: {found.query}  (keyword tokens: {' '.join(found.query_tokens) or '-'})")
+    for row in results:
+        ranks = "  ".join(f"{name} {_rank(row[name])}" for name in ("dense", "keyword", "fused"))
+        print(f"{ranks}  {row['source']} · chunk {row['chunk']}")
+        print(f"    {' '.join(row['text'].split())[:160]}")
+    return 0
+
+
+def search_row(doc) -> dict:
+    """One result as ``search --json`` prints it: the chunk and where each retriever ranked it (null: not listed)."""
+    meta = doc.metadata
+    chunk = meta.get("chunk_index")
+    return {"text": doc.page_content, "source": meta.get("source", "?"), "page": meta.get("page"),
+            "chunk": int(chunk) + 1 if chunk is not None else None, "chunk_id": meta.get("chunk_id") or doc.id,
+            **{name: meta.get(name) for name in ("dense", "keyword", "fused")},
+            "matched_terms": meta.get("matched_terms", [])}
+
+
+def _rank(value: dict | None) -> str:
+    return f"#{value['rank']} ({value['score']:g})" if value else "-"
+
+
 def register(sub) -> dict:
     """Add this group's sub-commands to ``sub``; return command -> handler."""
     p = sub.add_parser("ingest", help="index .txt/.md/.pdf files into a collection")
@@ -99,4 +142,10 @@ def register(sub) -> dict:
     p.add_argument("--name", help="display name")
     p.add_argument("--enabled", choices=("on", "off"), help="offer the collection to the patterns, or not")
     p.add_argument("--json", action="store_true")
-    return {"ingest": cmd_ingest, "collections": cmd_collections}
+    p = sub.add_parser("search", help="search one collection: dense, keyword and fused ranks of each chunk")
+    p.add_argument("query", nargs="+")
+    p.add_argument("--collection", required=True, type=common.collection_name)
+    p.add_argument("--mode", choices=("dense", "keyword", "hybrid"), help="the order shown (default: RAG_RETRIEVAL)")
+    p.add_argument("--k", type=common.positive, default=5)
+    p.add_argument("--json", action="store_true")
+    return {"ingest": cmd_ingest, "collections": cmd_collections, "search": cmd_search}

@@ -1,6 +1,6 @@
-"""Command line: python -m core doctor | ingest | collections | ask | resume | steps | fork | threads | prune | eval
-| bench | patterns | verify | migrate | questions | advise. Each group of commands is a module of core.cli;
-this one only dispatches."""
+"""Command line: python -m core doctor | ingest | collections | search | ask | resume | steps | fork | threads
+| prune | eval | bench | patterns | verify | migrate | questions | advise. Each group of commands is a module of
+core.cli; this one only dispatches."""
 
 from __future__ import annotations
 

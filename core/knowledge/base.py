@@ -18,6 +18,7 @@ from langchain_core.embeddings import Embeddings
 
 from core.config import ReadOnlyError as SettingsReadOnlyError
 from core.config import Settings, refuse_if_read_only
+from core.knowledge import keyword_index
 from core.knowledge.loaders import KnowledgeError, load_file, split_documents
 from core.llm.embeddings import embedding_model_id, get_embeddings
 
@@ -218,6 +219,7 @@ class KnowledgeBase:
         self._writable("deleting a collection")
         self._raw(name)
         self.client.delete_collection(name)
+        keyword_index.drop_index(self.settings.data_path, name)
 
     def delete_source(self, name: str, source: str) -> int:
         self._writable("deleting a document")
@@ -225,7 +227,23 @@ class KnowledgeBase:
         ids = col.get(where={"source": source})["ids"]
         if ids:
             col.delete(ids=ids)
+            keyword_index.refresh(self, name)
         return len(ids)
+
+    def chunk_ids(self, name: str) -> list[str]:
+        """Every chunk id of a collection (ids only: what the keyword index's digest is made of)."""
+        return list(self._raw(name).get(include=[])["ids"])
+
+    def chunk_texts(self, name: str, ids: list[str]) -> dict[str, str]:
+        """id -> text of these chunks."""
+        got = self._raw(name).get(ids=list(ids), include=["documents"])
+        return dict(zip(got["ids"], got["documents"]))
+
+    def documents(self, name: str, ids: list[str]) -> dict[str, Document]:
+        """id -> the chunk as a Document with ``collection`` in its metadata."""
+        got = self._raw(name).get(ids=list(ids), include=["documents", "metadatas"])
+        return {i: Document(page_content=d, metadata=dict(m or {}, collection=name), id=i)
+                for i, d, m in zip(got["ids"], got["documents"], got["metadatas"])}
 
     def chunks(self, name: str, source: str | None = None, limit: int | None = 50) -> list[Document]:
         col = self._raw(name)
@@ -295,6 +313,8 @@ class KnowledgeBase:
             if stale:
                 self._raw(collection).delete(ids=stale)
             report.added[path.name] = len(chunks)
+        if report.added:
+            keyword_index.refresh(self, collection)
         return report
 
     def _rollback(self, collection: str, added: list[str]) -> None:
@@ -355,6 +375,7 @@ class KnowledgeBase:
         kept = {k: v for k, v in (fresh.metadata or {}).items() if not k.startswith("hnsw:") and k != REINDEX_OF}
         # Chroma refuses hnsw:* keys in modify(), even unchanged
         fresh.modify(name=name, metadata={**metadata, **kept})
+        keyword_index.refresh(self, name)
 
     @staticmethod
     def _add(store, chunks: list[Document], progress: Progress | None, label: str) -> None:

@@ -27,6 +27,9 @@ def sources_from(docs: list[Document]) -> list[dict]:
             "url": meta.get("url", ""),
             "score": meta.get("score"),
             "text": doc.page_content[:SNIPPET_CHARS],
+            # where each retriever ranked it (core.knowledge.hybrid): {"rank", "score"}, absent if it did not
+            **{name: dict(meta[name]) for name in ("dense", "keyword", "fused") if isinstance(meta.get(name), dict)},
+            **({"retrieval": meta["retrieval"]} if meta.get("retrieval") else {}),
         })
     return out
 

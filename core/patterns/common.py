@@ -57,12 +57,12 @@ def run_sources(ctx: RunContext, state: dict) -> list[Source]:
     return active_sources(ctx.kb, state.get("source_ids"))
 
 
-def sources_event(node: str, sources: list[Source], chosen: list[str] | None) -> dict:
-    """Which sources a run had, so a resumed or exported run says so."""
+def sources_event(node: str, sources: list[Source], chosen: list[str] | None, retrieval: str = "") -> dict:
+    """Which sources a run had, and how it searches them, so a resumed or exported run says so."""
     how = "chosen for this run" if chosen else "every enabled collection"
     return event(node, "info", grader="sources", target="sources", verdict=f"{len(sources)} source(s)",
                  reason=f"{how}: " + (", ".join(f"{s.name} ({s.id})" for s in sources) or "none"),
-                 sources=[s.id for s in sources])
+                 sources=[s.id for s in sources], retrieval=retrieval or None)
 
 
 def make_contextualize(ctx: RunContext):
@@ -71,7 +71,8 @@ def make_contextualize(ctx: RunContext):
     def contextualize(state: BaseState) -> dict:
         chosen = state.get("source_ids")
         sources = run_sources(ctx, state)
-        recorded = {"source_ids": [s.id for s in sources], "trace": [sources_event("contextualize", sources, chosen)]}
+        recorded = {"source_ids": [s.id for s in sources],
+                    "trace": [sources_event("contextualize", sources, chosen, ctx.retrieval)]}
         history = state.get("messages", [])[:-1]
         question = state["question"]
         if not any(m.type == "ai" for m in history):  # first turn, or only failed turns before
@@ -95,7 +96,7 @@ def search_collections(ctx: RunContext, node: str, collections: list[str], query
     docs, problems = ctx.search(collections, query, k)
     events = [event(node, "error", target=name, reason=reason) for name, reason in problems]
     events.append(event(node, "tool", grader="retriever", target=",".join(collections), verdict=f"{len(docs)} documents",
-                        reason=query, documents=[doc_ref(d) for d in docs]))
+                        reason=query, documents=[doc_ref(d) for d in docs], retrieval=ctx.retrieval))
     return docs, events
 
 

@@ -156,7 +156,7 @@ def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict) -> ToolRun:
         run.text = (format_labelled(result.documents) if result.ok
                     else f"Web search {result.status}: {result.reason or 'no results'}.")
         return run
-    run.documents, problems = ctx.search(list(tool.collections), query)  # several collections merge by score
+    run.documents, problems = ctx.search(list(tool.collections), query)  # the run's retrieval mode, collections fused
     if run.documents:
         run.status, run.text = "ok", format_labelled(run.documents)
     elif problems:
@@ -191,6 +191,7 @@ def observation_event(node: str, iteration: int, run: ToolRun) -> dict:
     return event(node, "tool", grader=run.name or "?", step="observation", target=short(run.query, 120),
                  verdict=summary, reason=short(run.text), iteration=iteration,
                  documents=[doc_ref(d) for d in run.documents] or None,
+                 retrieval=next((d.metadata["retrieval"] for d in run.documents if d.metadata.get("retrieval")), None),
                  collections=sorted({d.metadata["collection"] for d in run.documents
                                      if d.metadata.get("collection")}) or None)
 

@@ -90,7 +90,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     try:  # what the run needs, before it claims the thread: a failure here leaves no run behind
         ctx = ctx or make_context(settings, **options)
         provider = resolve_provider(settings)
-        result.update(provider=provider, model=model_name(settings, provider))
+        result.update(provider=provider, model=model_name(settings, provider), retrieval=ctx.retrieval)
         graph = compile_pattern(pattern, ctx, get_checkpointer(settings))
     except Exception as exc:  # provider misconfigured, model missing: one clear line
         result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from langchain_core.language_models import BaseChatModel
 
 from core.config import Settings
+from core.knowledge import hybrid
 from core.knowledge.base import KnowledgeBase
+from core.knowledge.hybrid import retrieval_mode
 from core.knowledge.loaders import KnowledgeError
 from core.knowledge.web_search import WebResult, web_search
 
@@ -29,20 +31,23 @@ class RunContext:
     doc_chars: int = 0  # the most characters of a document the model reads (0: all of it)
     web_ready: bool = True  # web search can answer (a key is set, or a test injected one)
 
+    @property
+    def retrieval(self) -> str:
+        """The retrieval mode of this run (``RAG_RETRIEVAL``): hybrid, dense or keyword."""
+        return retrieval_mode(self.settings.retrieval)
+
     def retrieve(self, collection: str, query: str, k: int | None = None):
-        docs = self.kb.search(collection, query, k or self.settings.k)
-        return [_capped(d, self.doc_chars) for d in docs] if self.doc_chars else docs
+        docs, problems = self.search([collection], query, k)
+        if problems:
+            raise KnowledgeError(problems[0][1])
+        return docs
 
     def search(self, collections: list[str], query: str, k: int | None = None) -> tuple[list, list[tuple[str, str]]]:
-        """Top-k over several collections merged by score, and (collection, reason) for each that failed."""
-        found, problems = [], []
-        for name in collections:
-            try:
-                found.extend(self.retrieve(name, query, k))
-            except KnowledgeError as exc:
-                problems.append((name, str(exc)))
-        found.sort(key=lambda d: d.metadata.get("score", 0.0), reverse=True)
-        return found[: k or self.settings.k], problems
+        """Top-k over several collections in the run's retrieval mode (core.knowledge.hybrid), and
+        (collection, reason) for each that failed."""
+        found = hybrid.search(self.kb, collections, query, k or self.settings.k, self.retrieval)
+        docs = found.documents
+        return ([_capped(d, self.doc_chars) for d in docs] if self.doc_chars else docs), found.problems
 
 
 def _capped(doc, chars: int):

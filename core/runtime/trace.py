@@ -26,6 +26,7 @@ TERMINATION_REASONS = {
     "cancelled": "cancelled before it finished",
     "interrupted": "interrupted: the server stopped",
 }
+RANKINGS = ("dense", "keyword", "fused")  # a retrieved chunk's {"rank", "score"} per retriever
 EVENT_KINDS = ("route", "verdict", "retry", "rewrite", "tool", "interrupt", "stop", "error", "info")
 
 
@@ -62,6 +63,9 @@ def doc_ref(doc) -> dict:
         ref["title"] = meta.get("title") or ""
     elif meta.get("chunk_index") is not None:  # position within its page: "chunk N" to a reader
         ref.update(page=meta.get("page"), chunk=int(meta["chunk_index"]) + 1)
+    for name in RANKINGS:  # where each retriever put it (core.knowledge.hybrid), when it did
+        if isinstance(meta.get(name), dict):
+            ref[name] = dict(meta[name])
     return ref
 
 

@@ -1,0 +1,126 @@
+"""Retrieval over collections: dense (embeddings), keyword (BM25 over Kiwi tokens), or both fused by RRF.
+
+Every pattern and agent tool searches through ``search``. Each returned chunk carries in its metadata
+where each retriever put it: ``dense`` and ``keyword`` ({"rank", "score"}: cosine similarity, BM25
+score) and ``fused`` ({"rank", "score"}: reciprocal rank fusion), ranks counted from 1 over all the
+collections searched together, absent where that retriever did not list the chunk; ``score`` is the
+score of the mode's own order, ``matched_terms`` the query's keyword tokens found in the chunk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from langchain_core.documents import Document
+
+from core.knowledge import keyword_index, korean_tokens
+from core.knowledge.loaders import KnowledgeError
+
+MODES = ("hybrid", "dense", "keyword")
+DEFAULT_MODE = "dense"  # until hybrid is measured better on every set (docs/BENCHMARKS.md)
+RRF_K = 60  # the constant of Cormack et al.; a rank-1 and a rank-2 chunk stay close, as their evidence is
+CANDIDATES = 20  # each retriever lists this many (at least k) before fusion: a chunk 2nd in one list and
+# 15th in the other must still be seen by both
+
+
+def retrieval_mode(value: str | None) -> str:
+    """The mode a setting names; anything unknown is the default."""
+    value = str(value or "").strip().lower()
+    return value if value in MODES else DEFAULT_MODE
+
+
+def rrf(lists: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: key -> sum of 1/(k + rank) over the lists, best first.
+
+    Ties keep the order in which keys were first seen (the first list first): the result is deterministic.
+    """
+    scores: dict[str, float] = {}
+    for ranked in lists:
+        for rank, key in enumerate(ranked, 1):
+            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+    return sorted(scores.items(), key=lambda item: -item[1])
+
+
+@dataclass
+class Retrieval:
+    """What one search found: the documents in the mode's order, and every list they came from."""
+
+    query: str
+    mode: str
+    documents: list[Document]
+    dense: list[Document] = field(default_factory=list)
+    keyword: list[Document] = field(default_factory=list)
+    fused: list[Document] = field(default_factory=list)
+    query_tokens: list[str] = field(default_factory=list)
+    problems: list[tuple[str, str]] = field(default_factory=list)  # (collection, why it could not be searched)
+
+
+def _key(doc: Document) -> str:
+    return f"{doc.metadata.get('collection', '')}\x00{doc.id}"
+
+
+def keyword_documents(kb, collection: str, query_tokens: list[str], k: int) -> list[Document]:
+    """The collection's top-k chunks by BM25, with ``keyword_score`` and ``matched_terms`` in metadata."""
+    hits = keyword_index.ensure_index(kb, collection).search(query_tokens, k)
+    found = kb.documents(collection, [h.id for h in hits]) if hits else {}
+    return [found[h.id].model_copy(update={"metadata": {**found[h.id].metadata, "keyword_score": h.score,
+                                                          "matched_terms": h.matched}})
+            for h in hits if h.id in found]
+
+
+def _lists(kb, collections: list[str], query: str, depth: int, dense: bool, keyword: bool, tokens: list[str]):
+    """The dense and keyword lists over every collection, each merged by its own score."""
+    dense_docs, keyword_docs, problems = [], [], []
+    for name in collections:
+        try:
+            if dense:
+                dense_docs += kb.search(name, query, depth)
+            if keyword:
+                keyword_docs += keyword_documents(kb, name, tokens, depth)
+        except KnowledgeError as exc:
+            problems.append((name, str(exc)))
+    dense_docs.sort(key=lambda d: -float(d.metadata.get("score") or 0.0))
+    keyword_docs.sort(key=lambda d: -float(d.metadata.get("keyword_score") or 0.0))
+    return dense_docs[:depth], keyword_docs[:depth], problems
+
+
+def search(kb, collections: list[str], query: str, k: int, mode: str = DEFAULT_MODE, explain: bool = False) -> Retrieval:
+    """Top-k chunks over ``collections`` in ``mode``; ``explain`` runs both retrievers whatever the mode
+    (the retrieval view and the CLI show all three lists). A collection that fails is listed in ``problems``."""
+    mode = retrieval_mode(mode)
+    use_dense, use_keyword = explain or mode != "keyword", explain or mode != "dense"
+    tokens = korean_tokens.tokens(query) if use_keyword else []
+    dense, keyword, problems = _lists(kb, collections, query, max(k, CANDIDATES), use_dense, use_keyword, tokens)
+    by_key: dict[str, dict] = {}
+    for name, docs, score_of in (("dense", dense, "score"), ("keyword", keyword, "keyword_score")):
+        for rank, doc in enumerate(docs, 1):
+            entry = by_key.setdefault(_key(doc), {"doc": doc})
+            entry[name] = {"rank": rank, "score": round(float(doc.metadata.get(score_of) or 0.0), 4)}
+            if name == "keyword":
+                entry["matched_terms"] = doc.metadata.get("matched_terms", [])
+    if use_dense and use_keyword:
+        for rank, (key, score) in enumerate(rrf([[_key(d) for d in dense], [_key(d) for d in keyword]]), 1):
+            by_key[key]["fused"] = {"rank": rank, "score": round(score, 6)}
+    order = {"dense": dense, "keyword": keyword}.get(mode) if mode != "hybrid" else None
+    ranked = [e["doc"] for e in sorted(by_key.values(), key=lambda e: e["fused"]["rank"])] if order is None else order
+    marked = {key: _marked(entry, mode) for key, entry in by_key.items()}
+    view = lambda docs: [marked[_key(d)] for d in docs]  # noqa: E731
+    fused = [marked[key] for key in sorted((k_ for k_ in by_key if "fused" in by_key[k_]),
+                                           key=lambda k_: by_key[k_]["fused"]["rank"])]
+    return Retrieval(query, mode, view(ranked)[:k], view(dense)[:k], view(keyword)[:k], fused[:k], tokens, problems)
+
+
+def _marked(entry: dict, mode: str) -> Document:
+    """The chunk with every retriever's rank and score in its metadata, ``score`` the mode's own."""
+    doc = entry["doc"]
+    meta = {key: value for key, value in doc.metadata.items() if key not in ("keyword_score", "matched_terms")}
+    for name in ("dense", "keyword", "fused"):
+        meta.pop(name, None)
+        if name in entry:
+            meta[name] = dict(entry[name])
+    own = {"dense": "dense", "keyword": "keyword", "hybrid": "fused"}[mode]
+    meta["score"] = entry.get(own, {}).get("score", meta.get("score"))
+    meta["retrieval"] = mode
+    if entry.get("matched_terms"):
+        meta["matched_terms"] = list(entry["matched_terms"])
+    return doc.model_copy(update={"metadata": meta})

@@ -1,0 +1,140 @@
+"""The keyword (BM25) index of a collection, kept beside it under ``<data>/keyword/<collection>.json``.
+
+The file stores each chunk's keyword tokens (core.knowledge.korean_tokens) by chunk id; the BM25
+index itself (bm25s) is built in memory from them, which takes no Kiwi call. An index is keyed by the
+digest of the collection's chunk ids. Chunk ids are derived from each chunk's text, source and
+position (core.knowledge.loaders.split_documents), so the ids say what the collection holds: when they
+change (an ingest, a deleted document, another replica's write to a shared Chroma server) the index is
+updated, tokenising only the chunks it has not seen. Every search checks the digest first: never stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.knowledge import korean_tokens
+
+FORMAT_VERSION = 1
+TOKENIZER = "kiwi+plain/1"  # a change in what tokens mean makes every stored index stale
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class KeywordHit:
+    id: str
+    score: float
+    matched: list[str]  # the query's tokens found in the chunk
+
+
+@dataclass
+class KeywordIndex:
+    collection: str
+    digest: str
+    tokens: dict[str, list[str]]  # chunk id -> its keyword tokens
+    ids: list[str]
+    bm25: object | None  # bm25s.BM25, None for an empty collection
+
+    @classmethod
+    def build(cls, collection: str, digest: str, tokens: dict[str, list[str]]) -> KeywordIndex:
+        ids = sorted(tokens)
+        bm25 = None
+        if ids:
+            import bm25s
+
+            bm25 = bm25s.BM25()
+            bm25.index([tokens[i] for i in ids], show_progress=False)
+        return cls(collection, digest, tokens, ids, bm25)
+
+    def search(self, query_tokens: list[str], k: int) -> list[KeywordHit]:
+        """The ``k`` best chunks for these tokens (BM25 score > 0), best first."""
+        if self.bm25 is None or not query_tokens:
+            return []
+        import numpy as np
+
+        scores = self.bm25.get_scores(list(query_tokens))
+        best = [int(i) for i in np.argsort(-scores, kind="stable")[:k] if scores[i] > 0]
+        wanted = set(query_tokens)
+        return [KeywordHit(self.ids[i], round(float(scores[i]), 4),
+                           sorted(wanted.intersection(self.tokens[self.ids[i]]))) for i in best]
+
+
+def index_path(data_path: Path, collection: str) -> Path:
+    return Path(data_path) / "keyword" / f"{collection}.json"
+
+
+def ids_digest(ids: list[str]) -> str:
+    digest = hashlib.sha1(f"v={FORMAT_VERSION};t={TOKENIZER}\n".encode())
+    for chunk_id in sorted(ids):
+        digest.update(f"{chunk_id}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+_cache: dict[str, KeywordIndex] = {}  # path -> the index last built or loaded in this process
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock(path: Path) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(str(path), threading.Lock())
+
+
+def ensure_index(kb, collection: str) -> KeywordIndex:
+    """The collection's index for its current chunks: from memory, from disk, or updated and stored."""
+    path = index_path(kb.settings.data_path, collection)
+    ids = kb.chunk_ids(collection)
+    digest = ids_digest(ids)
+    with _lock(path):  # two sessions asking at once update it once
+        cached = _cache.get(str(path))
+        if cached and cached.digest == digest:
+            return cached
+        record = {} if cached else _read(path)
+        known = cached.tokens if cached else record.get("tokens") or {}
+        missing = [i for i in ids if i not in known]
+        texts = kb.chunk_texts(collection, missing) if missing else {}
+        tokens = {i: known[i] if i in known else korean_tokens.tokens(texts.get(i, "")) for i in ids}
+        index = KeywordIndex.build(collection, digest, tokens)
+        if record.get("digest") != digest:  # loaded as stored: nothing to write
+            _write(path, {"version": FORMAT_VERSION, "tokenizer": TOKENIZER, "collection": collection,
+                          "digest": digest, "tokens": tokens})
+        _cache[str(path)] = index
+        return index
+
+
+def refresh(kb, collection: str) -> None:
+    """Bring the index up to date after a write; a failure is logged, and the next search retries."""
+    try:
+        ensure_index(kb, collection)
+    except Exception as exc:  # the chunks are stored either way; the digest check repairs the index on first search
+        log.warning("keyword index of %s not updated: %s: %s", collection, exc.__class__.__name__, exc)
+
+
+def drop_index(data_path: Path, collection: str) -> None:
+    """Forget a deleted collection's index, on disk and in memory."""
+    path = index_path(data_path, collection)
+    with _lock(path):
+        path.unlink(missing_ok=True)
+        _cache.pop(str(path), None)
+
+
+def _read(path: Path) -> dict:
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    ok = isinstance(record, dict) and record.get("version") == FORMAT_VERSION and record.get("tokenizer") == TOKENIZER \
+        and isinstance(record.get("tokens"), dict)
+    return record if ok else {}
+
+
+def _write(path: Path, record: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
+    tmp.replace(path)  # atomic: another process never reads half an index
