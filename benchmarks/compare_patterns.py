@@ -1,17 +1,24 @@
 """Compare every pattern on one question with the Compare page's engine (core.studio.compare), without a browser.
 
     python -m benchmarks.compare_patterns ["question"] [--model NAME] [--data-dir DIR] [--patterns a,b] [--json]
+    python -m benchmarks.compare_patterns --cache-side-by-side [--patterns a,b] [--json]
 
 The comparison is saved like one made on the page (it opens there under "saved comparisons"). Prints
 one row per pattern: why it stopped, LLM calls, tokens, seconds, sources, and the trace events that
 explain the stop (router choices, grader verdicts, agent actions). scripts/demo_compare.py does the
 same through the page in Chromium. A measurement (printed), never a test.
+
+``--cache-side-by-side`` (embedded model) runs each pattern alone, first with the prompt-state cache
+off, then on, in one process: per pattern the prompt tokens sent and read, seconds, and whether the
+two answers are identical, then the totals and their ratios, the CPU line and the peak RSS.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
+import time
 
 from core.config import load_settings
 from core.patterns import pattern_ids
@@ -31,6 +38,55 @@ def why(result: dict, most: int = 8) -> list[str]:
     return lines[:most] + ([f"... {len(lines) - most} more"] if len(lines) > most else [])
 
 
+def _one_run(pattern_id: str, question: str, settings) -> dict:
+    """One pattern, alone, from an empty prompt cache and live context: tokens, seconds, answer."""
+    from core.llm import embedded_llm
+    from core.run.runner import run
+
+    embedded_llm.PROMPT_CACHE.clear()
+    for llama in embedded_llm._llama_cache.values():
+        llama.stable_tokens = 0  # nothing carried over from the previous pattern
+    before = dict(embedded_llm.USAGE)
+    started = time.perf_counter()
+    result = run(pattern_id, question, settings)
+    usage = {k: embedded_llm.USAGE[k] - before[k] for k in before}
+    return {"seconds": round(time.perf_counter() - started, 1), "sent": usage["prompt_tokens"],
+            "read": usage["prompt_eval_tokens"], "calls": usage["calls"],
+            "answer": result.get("answer") or result.get("error") or "",
+            "reason": result.get("termination_reason", "")}
+
+
+def cache_side_by_side(question: str, patterns: list[str], settings) -> dict:
+    """Every pattern with the cache off, then on (same process, same question); rows and totals."""
+    from core.llm.llama_runtime import cpu_features
+
+    runs = {mb: {p: _one_run(p, question, settings.with_(embedded_cache_mb=mb)) for p in patterns}
+            for mb in (0, settings.embedded_cache_mb or 1024)}
+    off, on = runs.values()
+    rows = [{"pattern": p, "sent": off[p]["sent"], "read_off": off[p]["read"], "read_on": on[p]["read"],
+             "s_off": off[p]["seconds"], "s_on": on[p]["seconds"], "calls": on[p]["calls"],
+             "identical": off[p]["answer"] == on[p]["answer"], "reason": on[p]["reason"]} for p in patterns]
+    total = {key: round(sum(r[key] for r in rows), 1) for key in ("sent", "read_off", "read_on", "s_off", "s_on")}
+    return {"question": question, "cpu": cpu_features(), "rows": rows, "total": total,
+            "read_ratio_on": round(total["read_on"] / max(total["sent"], 1), 3),
+            "read_ratio_off": round(total["read_off"] / max(total["sent"], 1), 3),
+            "time_ratio": round(total["s_on"] / max(total["s_off"], 0.1), 3),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+            "answers": {p: {"off": off[p]["answer"], "on": on[p]["answer"]} for p in patterns}}
+
+
+def print_side_by_side(report: dict) -> None:
+    print(f"CPU: {report['cpu']}")
+    print(f"{'pattern':13} {'sent':>6} {'read off':>8} {'read on':>8} {'s off':>7} {'s on':>7} identical")
+    for r in report["rows"]:
+        print(f"{r['pattern']:13} {r['sent']:>6} {r['read_off']:>8} {r['read_on']:>8} {r['s_off']:>7} {r['s_on']:>7}"
+              f" {'yes' if r['identical'] else 'NO'}")
+    t = report["total"]
+    print(f"{'total':13} {t['sent']:>6} {t['read_off']:>8} {t['read_on']:>8} {t['s_off']:>7} {t['s_on']:>7}")
+    print(f"read/sent: off {report['read_ratio_off']}, on {report['read_ratio_on']}; "
+          f"time on/off {report['time_ratio']}; peak RSS {report['peak_rss_mb']} MB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("question", nargs="?", default=QUESTION)
@@ -39,12 +95,18 @@ def main() -> None:
     parser.add_argument("--data-dir")
     parser.add_argument("--patterns", help="comma-separated pattern ids (default: all)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cache-side-by-side", action="store_true",
+                        help="each pattern alone, prompt-state cache off then on (embedded model)")
     args = parser.parse_args()
     patterns = args.patterns.split(",") if args.patterns else pattern_ids()
     unknown = sorted(set(patterns) - set(pattern_ids()))
     if unknown:
         parser.error(f"unknown pattern(s): {', '.join(unknown)}; known: {', '.join(pattern_ids())}")
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
+    if args.cache_side_by_side:
+        report = cache_side_by_side(args.question, patterns, settings)
+        print(json.dumps(report, ensure_ascii=False, indent=2)) if args.json else print_side_by_side(report)
+        return
     record = compare(args.question, patterns, settings)
     rows = metrics_rows(record)
     for row in rows:

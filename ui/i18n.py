@@ -81,6 +81,17 @@ STRINGS = {
     "embedded_doc_chars": ("Characters of each document it reads", "문서마다 읽는 글자 수"),
     "caps_help": ("Prompt reading dominates on a small CPU: fewer, shorter documents answer sooner.",
                   "작은 CPU에서는 프롬프트를 읽는 시간이 대부분이라 문서를 적고 짧게 주면 더 빨리 답합니다."),
+    "prompt_cache": ("Prompt cache: {used} of {cap} MB, {n} prompts kept; {skipped} of {sent} prompt tokens "
+                     "were not read again",
+                     "프롬프트 캐시: {cap} MB 중 {used} MB, 프롬프트 {n}개 보관; 프롬프트 토큰 {sent}개 중 {skipped}개는 "
+                     "다시 읽지 않았습니다"),
+    "prompt_cache_off": ("Prompt cache: off (RAG_EMBEDDED_CACHE_MB=0)", "프롬프트 캐시: 꺼짐 (RAG_EMBEDDED_CACHE_MB=0)"),
+    "prompt_cache_help": ("The built-in model keeps what it read of recent prompts and restores it when the next "
+                          "prompt starts the same way (documents graded, then answered from, then checked are read "
+                          "once). The server sets its size with RAG_EMBEDDED_CACHE_MB.",
+                          "내장 모델은 최근 프롬프트를 읽은 상태를 보관했다가 다음 프롬프트가 같은 내용으로 시작하면 "
+                          "되살립니다(평가하고, 답하고, 검증하는 문서를 한 번만 읽음). 크기는 서버의 "
+                          "RAG_EMBEDDED_CACHE_MB로 정합니다."),
     "preparing_model": ("Preparing the built-in model (once)", "내장 모델 준비 중 (한 번만)"),
     "model_failed": ("The built-in model cannot be prepared: {error}", "내장 모델을 준비할 수 없습니다: {error}"),
     "threads": ("Conversations", "대화"),

@@ -89,6 +89,19 @@ def _model_settings(p: dict) -> None:
             bound(st.slider, "embedded_k", t("embedded_k"), min_value=1, max_value=10, help=t("caps_help"))
             bound(st.number_input, "embedded_doc_chars", t("embedded_doc_chars"), min_value=100, max_value=4000,
                   step=100, help=t("caps_help"))
+            st.caption(prompt_cache_line(current_settings()), help=t("prompt_cache_help"))  # md-safe: t() of ints
+
+
+def prompt_cache_line(settings) -> str:
+    """What the embedded model's prompt-state cache holds and saved (a server setting, shown, not chosen)."""
+    from core.llm.embedded_llm import PROMPT_CACHE, USAGE
+
+    if settings.embedded_cache_mb <= 0:
+        return t("prompt_cache_off")
+    stats, sent = PROMPT_CACHE.stats, USAGE["prompt_tokens"]
+    skipped = sent - USAGE["prompt_eval_tokens"]
+    return t("prompt_cache", used=stats.bytes_held // 2**20, cap=settings.embedded_cache_mb, n=stats.entries,
+             skipped=skipped, sent=sent)
 
 
 def _endpoint_fields(provider: str) -> None:

@@ -50,6 +50,14 @@ _llama_cache: dict[str, Any] = {}
 LOAD_SECONDS: dict[str, float] = {}
 DEFAULT_CACHE_MB = 1024
 PROMPT_CACHE = PromptStateCache(DEFAULT_CACHE_MB * 2**20)  # KV states of recent prompts, for the model in use
+USAGE = {"calls": 0, "prompt_tokens": 0, "prompt_eval_tokens": 0, "restored_prompt_tokens": 0}  # since start
+
+
+def _count(timing: dict) -> None:
+    """Add one call to the process's totals (read by the sidebar and the benchmarks; under the model lock)."""
+    USAGE["calls"] += 1
+    for key in ("prompt_tokens", "prompt_eval_tokens", "restored_prompt_tokens"):
+        USAGE[key] += timing[key]
 
 
 class ContextOverflowError(RuntimeError):
@@ -223,6 +231,7 @@ class EmbeddedChatModel(BaseChatModel):
             perf = _Perf(llama)
             raw, kind = self._call(llama, turns, schema, False, kwargs.get("max_tokens"), stop)
             timing = perf.read()
+            _count(timing)
         choice = raw["choices"][0]
         text = (choice["message"].get("content") if kind == "chat" else choice["text"]) or ""
         usage = self._usage(raw)
@@ -262,6 +271,7 @@ class EmbeddedChatModel(BaseChatModel):
                     run_manager.on_llm_new_token(token, chunk=chunk)
                 yield chunk
             timing = perf.read()
+            _count(timing)
         prompt_tokens = timing["prompt_tokens"]
         yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata={
             "input_tokens": prompt_tokens, "output_tokens": produced, "total_tokens": prompt_tokens + produced},
