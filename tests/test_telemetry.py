@@ -18,7 +18,7 @@ from scripted import ScriptedChatModel
 from workflow_script import Script
 
 from core.run import telemetry
-from core.run.runner import run
+from core.run.runner import run, stream_run
 from core.runtime.context import make_context
 from core.store.threads import get_registry
 
@@ -71,6 +71,7 @@ def test_a_run_is_one_trace_of_node_model_and_retriever_spans(sample_settings, r
     assert attrs["output.value"] == result["answer"] and attrs["rag.termination_reason"] == "answered"
     assert attrs["rag.path"] == ["contextualize", "retrieve", "generate"] and attrs["rag.status"] == "done"
     assert root["resource"]["openinference.project.name"] == "agentic-rag-studio"
+    assert {s["status"]["code"] for s in spans} == {1}  # OK
     assert [s["name"] for s in children(spans, root)] == ["contextualize", "retrieve", "generate"]
     retrieve, generate = one(spans, "retrieve"), one(spans, "generate")
     assert retrieve["attributes"]["rag.next"] == "generate"  # the conditional edge's choice
@@ -141,6 +142,18 @@ def test_keys_in_settings_questions_and_errors_never_reach_a_span(sample_setting
     assert "***" in llm["status"]["message"].split("web key")[1]
     root = one(spans, "basic run")
     assert root["status"]["code"] == 2 and "***" in root["attributes"]["input.value"]
+
+
+def test_a_run_left_mid_way_ends_its_span_as_cancelled(sample_settings, receiver):
+    settings = sample_settings.with_(otlp_endpoint=receiver.url)
+    events = stream_run("basic", STEAK, settings, ctx=make_context(settings, llm=ScriptedChatModel(replies=[ANSWER])))
+    assert next(e for e in events if e["type"] == "node")["node"] == "contextualize"
+    events.close()  # the page was left
+    spans = exported(receiver)
+    root = one(spans, "basic run")
+    assert root["attributes"]["rag.status"] == "cancelled" and root["status"]["code"] == 0  # neither OK nor failed
+    assert root["attributes"]["rag.termination_reason"] == "cancelled"
+    assert [s["name"] for s in children(spans, root)] == ["contextualize"]
 
 
 class BlackHole:

@@ -145,7 +145,7 @@ class RunSpans(BaseCallbackHandler):
             span = self.tracer.start_span(str(item.get("grader") or "retriever"), attributes=self._clean(attrs),
                                           context=trace.set_span_in_context(node_span),
                                           start_time=getattr(node_span, "start_time", None))
-            span.end()
+            self._close(span)
 
     # ------------------------------------------------------------ model and tool calls
 
@@ -207,7 +207,8 @@ class RunSpans(BaseCallbackHandler):
                      "rag.termination_message": result.get("termination_message"),
                      "rag.path": list(result.get("path") or []), "rag.llm_calls": result.get("llm_calls"),
                      "rag.tokens": result.get("tokens"), "rag.ms": result.get("ms")}
-            self._close(self.root, attrs, error=result.get("error") if status == "failed" else None)
+            self._close(self.root, attrs, error=result.get("error") if status == "failed" else None,
+                        ok=status in ("done", "waiting"))  # a cancelled run neither failed nor succeeded
         except Exception as exc:  # telemetry must not be the reason a run cannot be closed
             log.warning("could not end the spans of run %s: %s", result.get("run_id"), exc)
 
@@ -232,13 +233,15 @@ class RunSpans(BaseCallbackHandler):
         if span is not None:
             self._close(span, error=f"{type(error).__name__}: {error}")
 
-    def _close(self, span: Span, attrs: dict | None = None, error: str | None = None) -> None:
+    def _close(self, span: Span, attrs: dict | None = None, error: str | None = None, ok: bool = True) -> None:
         """Set the attributes and the status (an error text redacted like the rest), and end the span.
         ``record_exception`` is not used: a traceback's locals and frames are not redacted."""
         if attrs:
             span.set_attributes(self._clean(attrs))
         if error:
             span.set_status(Status(StatusCode.ERROR, self._clean({"e": error})["e"]))
+        elif ok:
+            span.set_status(Status(StatusCode.OK))
         span.end()
 
     def _clean(self, attrs: dict) -> dict:
