@@ -18,7 +18,7 @@ from scripted import ScriptedChatModel
 from workflow_script import Script
 
 from core.run import telemetry
-from core.run.runner import run, stream_run
+from core.run.runner import resume, run, stream_run
 from core.runtime.context import make_context
 from core.store.threads import get_registry
 
@@ -154,6 +154,22 @@ def test_a_run_left_mid_way_ends_its_span_as_cancelled(sample_settings, receiver
     assert root["attributes"]["rag.status"] == "cancelled" and root["status"]["code"] == 0  # neither OK nor failed
     assert root["attributes"]["rag.termination_reason"] == "cancelled"
     assert [s["name"] for s in children(spans, root)] == ["contextualize"]
+
+
+def test_a_review_pause_and_its_resume_are_two_traces_of_one_session(sample_settings, receiver):
+    settings = sample_settings.with_(otlp_endpoint=receiver.url)
+    ctx = make_context(settings, llm=ScriptedChatModel(replies=[ANSWER]))
+    paused = run("basic", STEAK, settings, ctx=ctx, review=True)
+    assert paused["interrupted"]
+    done = resume(paused["thread_id"], {"action": "approve"}, settings, ctx=ctx, review=True)
+    assert done["termination_reason"] == "answered"
+    spans = exported(receiver)
+    first, second = [s for s in spans if s["name"] == "basic run"]
+    assert (first["attributes"]["rag.status"], second["attributes"]["rag.status"]) == ("waiting", "done")
+    assert first["attributes"]["session.id"] == second["attributes"]["session.id"] == paused["thread_id"]
+    assert second["attributes"]["rag.resumed"] is True and first["trace_id"] != second["trace_id"]
+    waiting = [s for s in spans if s["attributes"].get("rag.interrupted")]
+    assert [s["trace_id"] for s in waiting] == [first["trace_id"]] and waiting[0]["status"]["code"] == 1  # not an error
 
 
 class BlackHole:
