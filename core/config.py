@@ -102,6 +102,9 @@ class Settings:
     # teams (docs/DEPLOY.md): empty = the embedded files under data_dir; set = shared servers for every replica
     database_url: str = ""  # postgresql://user:pass@host:5432/rag: threads, runs, checkpoints, comparisons, evaluations
     chroma_url: str = ""  # http://host:8000: a Chroma server for the knowledge base
+    # OpenTelemetry (core/run/telemetry.py): every run's spans go to this OTLP/HTTP URL, e.g. Phoenix's
+    # http://localhost:6006/v1/traces; empty: no spans, and the OpenTelemetry packages are never imported
+    otlp_endpoint: str = ""
     extra: dict = field(default_factory=dict, compare=False)
 
     def __post_init__(self):

@@ -22,6 +22,7 @@ from core.llm.models import friendly_error, model_name, resolve_provider
 from core.patterns import compile_pattern, get_pattern
 from core.patterns.common import turn_input
 from core.run.run_slots import SLOTS
+from core.run.telemetry import run_tracer
 from core.run.verification import should_verify, verify_run
 from core.runtime.context import RunContext, make_context
 from core.runtime.review import ReviewDecisionError, normalise_decision
@@ -101,6 +102,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     question = result["question"] = earlier.get("question", question)
     result["run_id"] = run_id
     usage = UsageCallback()
+    spans = run_tracer(settings, pattern.id, thread_id, run_id, question, resuming=resume is not None)  # None: off
     # a resumed run continues the path it paused on; a fork the path up to the step it forked at
     path: list[str] = list(earlier.get("path") or (continue_from or {}).get("path", []))
     seen: list[dict] = []  # trace events so far: what a cancelled run shows of how far it got
@@ -114,7 +116,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
                 place = now
                 yield {"type": "queued", "place": place, "running": SLOTS.running}
         holding = True
-        config = {"configurable": {"thread_id": thread_id}, "callbacks": [usage],
+        config = {"configurable": {"thread_id": thread_id}, "callbacks": [usage, *([spans] if spans else [])],
                   "recursion_limit": pattern.recursion_limit(settings),
                   "max_concurrency": settings.max_concurrency}
         chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
@@ -195,6 +197,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         result.update(_totals(merge_usage(earlier.get("usage", {}), usage.per_node), path, started))
         result = redact_all(result, settings)
         _close(registry, run_id, status, result)
+        if spans is not None:
+            spans.finish(result, status)
     for item in notices:
         yield {"type": "trace", "event": redact_all(item, settings)}
     if result.get("interrupted"):
