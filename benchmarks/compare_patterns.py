@@ -58,8 +58,10 @@ def _one_run(pattern_id: str, question: str, settings) -> dict:
 
 def cache_side_by_side(question: str, patterns: list[str], settings) -> dict:
     """Every pattern with the cache off, then on (same process, same question); rows and totals."""
+    from core.knowledge.base import KnowledgeBase
     from core.llm.llama_runtime import cpu_features
 
+    KnowledgeBase(settings).ensure_samples()  # a fresh data directory has no collections yet (the app makes them)
     runs = {mb: {p: _one_run(p, question, settings.with_(embedded_cache_mb=mb)) for p in patterns}
             for mb in (0, settings.embedded_cache_mb or 1024)}
     off, on = runs.values()

@@ -36,9 +36,11 @@ ROLES = {
 
 
 def role_of(messages) -> str:
-    system = str(messages[0].content)
-    if system == P.GRADER_SYSTEM:  # the graders share one system text; the task at the end names the check
-        system = str(messages[-1].content).rsplit("Task: ", 1)[-1]
+    system, last = str(messages[0].content), str(messages[-1].content)
+    # the graders share one system text, and a check of an answer starts as the answer did: the task at the
+    # end names the check
+    if system == P.GRADER_SYSTEM or (system.startswith(prompts.ANSWER_SYSTEM[:60]) and "Task: " in last):
+        system = last.rsplit("Task: ", 1)[-1]
     for role, prompt in ROLES.items():
         if system.startswith(prompt.split("{")[0][:60]):
             return role

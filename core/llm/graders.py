@@ -21,7 +21,7 @@ from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, Field, create_model
 
 from core.llm.structured import REFUSALS, structured
-from core.prompts import fence
+from core.prompts import documents_system, fence
 from core.prompts import workflow as P
 
 # ValidationError, JSONDecodeError..., and a provider that refused or was cut off: the fallback applies
@@ -301,10 +301,14 @@ def grade_strips(model, question: str, strips_per_doc: list[list[str]],
     return outcomes
 
 
-def grade_grounded(model, docs: list[Document], answer: str) -> Outcome[Grounded]:
-    """Is every fact in the answer in the documents? Fallback: no (do not accept unverified text)."""
-    human = _judge(P.HALLUCINATION_SYSTEM, documents="\n\n".join(_doc(d) for d in docs), answer=answer)
-    return ask(model, Grounded, P.GRADER_SYSTEM, human, Grounded(grounded="no"))
+def grade_grounded(model, docs: list[Document], answer: str, question: str | None = None) -> Outcome[Grounded]:
+    """Is every fact in the answer in the documents? Fallback: no (do not accept unverified text).
+
+    The prompt starts as the answer's own did (the documents in the answer's system text), so a local
+    model restores the documents it just answered from instead of reading them again.
+    """
+    human = _judge(P.HALLUCINATION_SYSTEM, question, answer=answer) + "\n" + P.DATA_NOTE
+    return ask(model, Grounded, documents_system(docs), human, Grounded(grounded="no"))
 
 
 def grade_usefulness(model, question: str, answer: str) -> Outcome[Usefulness]:

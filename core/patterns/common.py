@@ -115,9 +115,7 @@ def say(question: str, ko: str, en: str) -> str:
 
 def answer_from_documents(ctx: RunContext, question: str, docs: list[Document], extra: str = "") -> str:
     """The one place that writes a grounded answer; the token stream goes to the chat bubble."""
-    system = prompts.ANSWER_SYSTEM.format(documents=prompts.format_documents(docs))
-    if extra:
-        system += "\n\n" + extra
+    system = prompts.documents_system(docs, extra)
     reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(prompts.answer_request(question))])
     return str(reply.content).strip()
 

@@ -184,7 +184,7 @@ def build(ctx: RunContext) -> StateGraph:
         return update
 
     def grade_hallucination(state: SelfRagState) -> dict:
-        outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"])
+        outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"], state["standalone_question"])
         grounded = outcome.value.grounded
         ev = event("grade_hallucination", "error" if outcome.fallback else "verdict", grader="hallucination",
                    target="answer", verdict=grounded, reason=outcome.error or None, counters=counters(state))

@@ -86,6 +86,16 @@ def fence(text: str, tag: str = "document", inline: bool = False) -> str:
     return f"<{tag}>{body}</{tag}>" if inline else f"<{tag}>\n{body}\n</{tag}>"
 
 
+def documents_system(docs, extra: str = "") -> str:
+    """The system text of an answer over documents; checks of that answer reuse it as their prefix.
+
+    A local model keeps the state of a prompt it read (core.llm.prompt_cache): a grader that starts
+    with exactly this text reads only the answer and its task, not the documents again.
+    """
+    system = ANSWER_SYSTEM.format(documents=format_documents(docs))
+    return f"{system}\n\n{extra}" if extra else system
+
+
 def format_documents(docs) -> str:
     """Number documents for citation: [n] title (source, page) followed by the text."""
     blocks = []
