@@ -21,6 +21,11 @@ from core.knowledge.sources import MAX_OFFERED, closest
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
+    ANSWERED,
+    DIRECT_ANSWER,
+    NO_RELEVANT_DOCUMENTS,
+    USER_REJECTED,
+    WEB_UNAVAILABLE,
     BaseState,
     after_retrieval,
     answer_directly,
@@ -220,6 +225,7 @@ PATTERN = Pattern(
                    "변형 'complexity': 단순한 질문은 한 번 검색하고, 비교 질문은 하위 질문으로 나눕니다.",
     variant_entries={"domain": "route_question", "complexity": "classify_complexity"},
     field_values={"route": ("Route", "route"), "complexity": ("Complexity", "complexity")},
+    termination_reasons=(ANSWERED, DIRECT_ANSWER, NO_RELEVANT_DOCUMENTS, WEB_UNAVAILABLE, USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer", "synthesise"}),

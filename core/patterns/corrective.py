@@ -18,6 +18,10 @@ from langgraph.graph import END, START, StateGraph
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
+    ANSWERED,
+    NO_RELEVANT_DOCUMENTS,
+    USER_REJECTED,
+    WEB_UNAVAILABLE,
     BaseState,
     after_retrieval,
     answer_from_documents,
@@ -182,6 +186,7 @@ PATTERN = Pattern(
     description_ko="검색 결과를 정확 / 모호 / 부정확으로 평가하고 문서를 관련 조각으로 정제하며,\n"
                    "컬렉션에 답이 없으면 질문을 고쳐 웹 검색으로 보충합니다.",
     field_values={"verdict": ("CragGrade", "grade")},
+    termination_reasons=(ANSWERED, NO_RELEVANT_DOCUMENTS, WEB_UNAVAILABLE, USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     supports_review=True,

@@ -20,6 +20,9 @@ from core.knowledge.sources import MAX_OFFERED, closest
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
+    DIRECT_ANSWER,
+    NO_RELEVANT_DOCUMENTS,
+    USER_REJECTED,
     BaseState,
     answer_directly,
     answer_from_documents,
@@ -33,7 +36,11 @@ from core.patterns.common import (
 )
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
-from core.runtime.trace import add_or_reset, doc_ref, event, stop
+from core.runtime.trace import Reason, add_or_reset, doc_ref, event, stop
+
+ACCEPTED = Reason("accepted", "answer accepted", "답변 승인됨", "answered")
+RETRY_BUDGET_EXHAUSTED = Reason("retry_budget_exhausted", "retry budget exhausted", "재시도 한도 소진", "budget")
+NOT_ENOUGH_EVIDENCE = Reason("not_enough_evidence", "not enough evidence", "근거 부족", "declined")
 
 # The usefulness score that accepts: 4 ("answers with small gaps") and 5, as the grader prompt defines
 # "useful". Accepting only 5 sent Qwen's exact "₩35,000입니다 [1]" (scored 4 three times) through every
@@ -307,6 +314,8 @@ PATTERN = Pattern(
     grounding_graders=frozenset({"hallucination"}),
     field_values={"retrieval": ("RetrievalNeed", "retrieve"), "grounded": ("Grounded", "grounded"),
                   "usefulness": ("Usefulness", "score"), "search_sources": ("Sources", "sources")},
+    termination_reasons=(ACCEPTED, DIRECT_ANSWER, RETRY_BUDGET_EXHAUSTED, NO_RELEVANT_DOCUMENTS, NOT_ENOUGH_EVIDENCE,
+                         USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
