@@ -101,13 +101,15 @@ def build(ctx: RunContext) -> StateGraph:
         round_ = state.get("rewrites", 0) + 1
         found: list[Document] = []
         labels = list(state.get("labels", []))
-        events, tools = [], tools_of(state)
+        events, tools, searched = [], tools_of(state), []
         for call in state["tool_calls"]:
             run = run_tool(ctx, tools, call)
+            searched += run.searched
             found = merge_documents(found, run.documents)
             labels.extend(source_label(d) for d in run.documents)
             events.append(observation_event("retrieve", round_, run))
-        return {"retrieved": found, "labels": list(dict.fromkeys(labels)), "tool_calls": [], "trace": events}
+        return {"retrieved": found, "labels": list(dict.fromkeys(labels)), "tool_calls": [], "trace": events,
+                "searched": searched}
 
     def grade_documents(state: AgenticState) -> dict:
         docs = state.get("retrieved", [])

@@ -28,7 +28,7 @@ def build(ctx: RunContext) -> StateGraph:
     def retrieve(state: BaseState) -> dict:
         ids = [src.id for src in run_sources(ctx, state)]
         docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
-        return {"documents": docs, "trace": events}
+        return {"documents": docs, "trace": events, "searched": ids}
 
     def generate(state: BaseState) -> dict:
         docs = state.get("documents", [])

@@ -39,6 +39,7 @@ class BaseState(TypedDict, total=False):
     review: bool  # pause for human review before answering (this turn)
     edited_question: str  # the question as the reviewer edited it ("" = not edited)
     source_ids: list[str]  # the collections this run works over (chosen in the sidebar); [] = every enabled one
+    searched: Annotated[list[str], add_or_reset]  # what this turn searched: collection ids, "web" for web search
 
 
 def turn_input(question: str, reset: dict | None = None, review: bool = False) -> dict:
@@ -55,6 +56,7 @@ def turn_input(question: str, reset: dict | None = None, review: bool = False) -
         "termination_reason": "",
         "termination_message": "",
         "edited_question": "",
+        "searched": None,
         **(reset or {}),
     }
 

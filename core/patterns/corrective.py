@@ -54,7 +54,7 @@ def build(ctx: RunContext) -> StateGraph:
     def retrieve(state: CragState) -> dict:
         ids = [src.id for src in run_sources(ctx, state)]
         docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
-        return {"documents": docs, "trace": events}
+        return {"documents": docs, "trace": events, "searched": ids}
 
     def grade_documents(state: CragState) -> dict:
         docs = state.get("documents", [])
@@ -113,7 +113,7 @@ def build(ctx: RunContext) -> StateGraph:
 
     def web_search(state: CragState) -> dict:
         result = ctx.web(state["web_query"])
-        return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason,
+        return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason, "searched": ["web"],
                 "trace": [event("web_search", "tool", grader="web_search", target=result.query, verdict=result.status,
                                 reason=result.reason or f"{len(result.documents)} results")]}
 

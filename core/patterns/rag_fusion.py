@@ -110,7 +110,7 @@ def search_queries(ctx: RunContext, state: FusionState) -> dict:
         docs, found = search_collections(ctx, "search_queries", ids, query)
         rankings.append(docs)
         events += found
-    return {"rankings": rankings, "trace": events}
+    return {"rankings": rankings, "trace": events, "searched": ids}
 
 
 def fuse_rankings(ctx: RunContext, state: FusionState) -> dict:

@@ -186,7 +186,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
         tools = tools_of(state)
         docs: list[Document] = list(state.get("documents", []))
         made: list[str] = list(state.get("made") or [])
-        events, update, repeats = [], {}, []
+        events, update, repeats, searched = [], {}, [], []
         for call in state.get("pending", []):
             name, query = call.get("name", ""), query_of(call.get("args"))
             key = f"{name}({query})"
@@ -195,6 +195,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
                 run = ToolRun(name, query, "repeated", text=REPEAT_NOTE, call_id=call.get("id", ""))
             else:
                 run = run_tool(ctx, tools, call)
+                searched += run.searched
                 docs = merge_documents(docs, run.documents)
                 events.append(observation_event("tools", state.get("iterations", 0), run))
                 made.append(key)
@@ -205,7 +206,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
                                 reason="already made in this turn: not run again"
                                        + ("; repeated after being told so: the loop stops" if stuck
                                           else "; the agent is told so")))
-        return {**update, "documents": docs, "pending": [], "trace": events, "made": made,
+        return {**update, "documents": docs, "pending": [], "trace": events, "made": made, "searched": searched,
                 **({"repeat_noted": True} if repeats else {}), **({"repeated": "; ".join(repeats)} if stuck else {})}
 
     run_tools.__name__ = "tools"

@@ -73,6 +73,7 @@ class SearchInput(TypedDict):
 class SearchState(SearchInput, total=False):
     search_results: Annotated[list[Document], add_or_reset]
     trace: Annotated[list[dict], add_or_reset]
+    searched: Annotated[list[str], add_or_reset]  # handed up to the main graph's field of the same name
 
 
 class SourceTask(TypedDict):
@@ -89,9 +90,9 @@ def build_search(ctx: RunContext):
     def search_source(task: SourceTask) -> dict:
         if task["source"] == "web":
             docs, ev, _ = search_web(ctx, "search_source", task["query"])
-            return {"search_results": docs, "trace": [ev]}
+            return {"search_results": docs, "trace": [ev], "searched": ["web"]}
         docs, events = search_collections(ctx, "search_source", [task["source"]], task["query"])
-        return {"search_results": docs, "trace": events}
+        return {"search_results": docs, "trace": events, "searched": [task["source"]]}
 
     builder = StateGraph(SearchState, input_schema=SearchInput, output_schema=SearchState)
     builder.add_node(search_source)

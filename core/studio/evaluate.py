@@ -50,18 +50,8 @@ def _norm(text: str) -> str:
 
 
 def searched_collections(result: dict) -> set[str]:
-    """Which collections a run looked in, read from its trace (retrievers, agent tools, web search)."""
-    found: set[str] = set()
-    for ev in result.get("trace") or []:
-        if ev.get("kind") != "tool":
-            continue
-        if ev.get("grader") == "web_search" or ev.get("target") == "web":
-            found.add("web")
-        elif ev.get("grader") == "retriever":
-            found.update(t for t in str(ev.get("target", "")).split(",") if t)
-        for name in ev.get("collections") or []:  # agents name the collections their tool searched
-            found.add(name)
-    return found
+    """Which collections a run looked in ("web" for web search), as its state recorded them (``searched``)."""
+    return set(result.get("searched") or [])
 
 
 def declined(item: dict, result: dict, judge: Judge | None) -> bool | None:
