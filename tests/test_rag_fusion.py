@@ -119,3 +119,18 @@ def test_it_is_listed_with_a_page_and_reads_in_korean():
     assert to_korean("answered from 2 fused document(s)") == "융합한 문서 2개로 답했습니다"
     assert to_korean("ranks in each search: 1, -, 3") == "검색별 순위: 1, -, 3"
     assert to_korean(f"reciprocal rank fusion (k={RRF_K}) of 4 ranked list(s)") == "순위 목록 4개의 순위 역수 융합 (k=60)"
+
+
+def test_what_if_the_model_had_written_other_queries(s):
+    from core.studio.fork import fork
+    from core.studio.steps import turn_steps
+
+    script = Script(fusion={"queries": REWRITES}, answer="₩35,000 [1].")
+    original = run_script("rag_fusion", STEAK, s, script)
+    [step] = [st for st in turn_steps(s, original["thread_id"])["steps"] if st["node"] == "write_queries"]
+    assert step["editable"]["queries"] == {"kind": "texts", "value": [STEAK, *REWRITES]}
+    model = ScriptedChatModel(responder=script)
+    forked = fork(s, original["thread_id"], step["n"], {"queries": ["하우스 와인 가격"]},
+                  ctx=make_context(s, llm=model, grader=model, web=web_down))
+    assert forked["error"] is None and forked["path"][-3:] == ["search_queries", "fuse_rankings", "generate"]
+    assert [e["reason"] for e in kinds(forked, "tool")] == ["하우스 와인 가격"]  # only the edited query was searched
