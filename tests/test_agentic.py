@@ -7,10 +7,9 @@ from scripted import ScriptedChatModel
 from core.knowledge.base import KnowledgeBase
 from core.knowledge.citations import verify_citations
 from core.knowledge.web_search import WebResult
-from core.patterns import get_pattern
+from core.patterns import get_pattern, termination_reasons
 from core.run.runner import run
 from core.runtime.context import make_context
-from core.runtime.trace import TERMINATION_REASONS
 
 MENU_Q = "트러플 크림 파스타 가격은 얼마인가요?"
 
@@ -176,7 +175,7 @@ def test_an_adversarial_model_stays_within_the_documented_bound(sample_settings,
 
     result = _run(sample_settings, MENU_Q, llm, ScriptedChatModel(responder=grader_reply))
     pattern = get_pattern("agentic")
-    assert result["termination_reason"] in TERMINATION_REASONS and result["error"] is None
+    assert result["termination_reason"] in termination_reasons() and result["error"] is None
     assert 0 < result["llm_calls"] <= pattern.max_llm_calls(sample_settings)
     assert len(_steps(result, "action")) == 3  # six calls asked for, three run
     if relevant == "no":
@@ -189,5 +188,5 @@ def test_end_to_end_on_the_embedded_model(sample_settings):
     settings = sample_settings.with_(max_tokens=160, max_rewrites=1)
     result = run("agentic", "트러플 크림 파스타의 가격은 얼마인가요?", settings)
     assert result["error"] is None, result["error"]
-    assert result["termination_reason"] in TERMINATION_REASONS and result["trace"]
+    assert result["termination_reason"] in termination_reasons() and result["trace"]
     assert 0 < result["llm_calls"] <= get_pattern("agentic").max_llm_calls(settings)

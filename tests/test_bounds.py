@@ -4,8 +4,7 @@ import pytest
 from helpers import run_script, web_down, web_ok
 from workflow_script import ROLES, Script
 
-from core.patterns import get_pattern
-from core.runtime.trace import TERMINATION_REASONS
+from core.patterns import get_pattern, termination_reasons
 
 
 def adversary(messages):
@@ -40,7 +39,7 @@ def test_adversarial_model_stops_within_the_documented_bound(sample_settings, pa
     result = run_script(pattern_id, "스테이크 메뉴의 가격은 얼마인가요?", settings, script, web=web, **options)
     bound = get_pattern(pattern_id).max_llm_calls(settings)
     assert result["error"] is None
-    assert result["termination_reason"] in TERMINATION_REASONS
+    assert result["termination_reason"] in termination_reasons()
     assert result["termination_message"]
     assert 0 < len(script.log) <= bound, (script.log, bound)
     assert result["llm_calls"] == len(script.log)

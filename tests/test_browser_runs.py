@@ -10,9 +10,9 @@ import pytest
 from browser_support import KO, RUN_TIMEOUT_MS, browser, nav, needs_chromium, page, running_server, shot  # noqa: F401
 
 from core.config import load_settings
+from core.runtime.trace import CANCELLED
 from core.store.threads import get_registry
 from ui.claim_marks import STRINGS as CLAIMS
-from ui.i18n import TERMINATION_KO
 
 FIRST, SECOND = "스테이크 메뉴의 가격은 얼마인가요?", "파스타는 얼마인가요?"
 ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."  # tests/app_support.happy_script
@@ -45,7 +45,7 @@ def test_a_run_left_for_another_page_is_cancelled_and_the_next_turn_has_its_own_
     nav(page, "Basic RAG")
 
     cancelled = page.locator("[data-testid=stChatMessage]").nth(1)
-    cancelled.get_by_text(TERMINATION_KO["cancelled"]).first.wait_for(timeout=RUN_TIMEOUT_MS)
+    cancelled.get_by_text(CANCELLED.ko).first.wait_for(timeout=RUN_TIMEOUT_MS)
     shot(page, "runs-2-cancelled")
     registry = get_registry(load_settings(data_dir=str(server.data_dir)).data_path)
     assert registry.get(thread_id)["status"] == "cancelled"

@@ -13,7 +13,7 @@ NOWHERE = {"id": "none-01", "question": "셰프 생일은?", "category": "unansw
 def retrieved(collections, answer, cited=(), reason="answered"):
     return {"answer": answer, "termination_reason": reason, "llm_calls": 3, "tokens": 100, "ms": 1500,
             "sources": [{"source": f"{c}.md", "collection": c} for c in cited],
-            "trace": [{"kind": "tool", "grader": "retriever", "target": ",".join(collections)}]}
+            "searched": sorted(collections)}
 
 
 def test_a_correct_menu_answer_scores_full_marks():
@@ -31,9 +31,7 @@ def test_wrong_store_missing_fact_and_wrong_source_score_zero():
 def test_route_accuracy_compares_collection_names_whatever_the_pattern():
     """A ReAct tool named after a collection counts like a retriever over it: no pattern is capped by wiring."""
     item = {**MENU_ITEM, "sources": ["restaurant_menu", "restaurant_wine"]}
-    agent = {"answer": "x", "trace": [
-        {"kind": "tool", "grader": "restaurant_menu", "step": "observation", "collections": ["restaurant_menu"]},
-        {"kind": "tool", "grader": "restaurant_wine", "step": "observation", "collections": ["restaurant_wine"]}]}
+    agent = {"answer": "x", "searched": ["restaurant_menu", "restaurant_wine"]}
     assert evaluate.score_item(item, agent)["route_ok"] is True
 
 
@@ -75,8 +73,21 @@ def test_the_model_judge_reads_a_structured_verdict():
 
 
 def test_web_tool_counts_as_the_web_collection():
-    result = {"answer": "", "trace": [{"kind": "tool", "grader": "web_search", "target": "서울 날씨"}]}
-    assert evaluate.searched_collections(result) == {"web"}
+    assert evaluate.searched_collections({"answer": "", "searched": ["web"]}) == {"web"}
+
+
+def test_what_a_run_searched_is_carried_by_its_state_not_read_from_its_trace(sample_settings):
+    """Retrievers, a web fallback and agent tools each record what they searched; the trace plays no part."""
+    from helpers import run_script, web_ok
+    from workflow_script import Script
+
+    s = sample_settings.with_(k=2)
+    basic = run_script("basic", "스테이크 가격?", s, Script(answer="₩35,000 [1]."), source_ids=["restaurant_menu"])
+    assert basic["searched"] == ["restaurant_menu"]
+    crag = run_script("corrective", "오늘 서울 날씨는?", s, Script(crag={"grade": "incorrect", "confidence": 0.9},
+                      web_rewrite={"question": "서울 날씨"}, answer="맑음 [1]."), web=web_ok("sunny"))
+    assert "web" in crag["searched"] and "restaurant_menu" in crag["searched"]
+    assert evaluate.searched_collections({**crag, "trace": []}) == set(crag["searched"])
 
 
 def test_evaluate_summarises_per_pattern_and_saves(settings):

@@ -9,10 +9,9 @@ from scripted import ScriptedChatModel
 
 from core.knowledge import entity_graph as eg
 from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
-from core.patterns import get_pattern
+from core.patterns import get_pattern, termination_reasons
 from core.run.runner import run
 from core.runtime.context import make_context
-from core.runtime.trace import TERMINATION_REASONS
 
 PAIRING_Q = "시그니처 스테이크에 어울리는 와인은 무엇인가요?"
 
@@ -160,7 +159,7 @@ def test_end_to_end_on_the_embedded_model(sample_settings):
     started = time.perf_counter()
     result = run("graph_rag", PAIRING_Q, sample_settings, source_ids=["restaurant_wine"], graph_max_chunks=2)
     assert result["error"] is None, result["error"]
-    assert result["termination_reason"] in TERMINATION_REASONS and result["trace"]
+    assert result["termination_reason"] in termination_reasons() and result["trace"]
     assert 0 < result["llm_calls"] <= get_pattern("graph_rag").max_llm_calls(sample_settings)
     load = _events(result, "load_graph")[0]
     assert load["target"] == "restaurant_wine" and "from 2 chunk(s)" in load["reason"]

@@ -19,9 +19,8 @@ from core.config import load_settings
 from core.llm import graders
 from core.llm.models import check, get_chat_model
 from core.llm.structured import TOOLS_IGNORED, endpoint, forget_endpoints
-from core.patterns import pattern_ids
+from core.patterns import pattern_ids, termination_reasons
 from core.run.runner import run
-from core.runtime.trace import TERMINATION_REASONS
 
 pytestmark = pytest.mark.server
 
@@ -119,7 +118,7 @@ def test_every_pattern_runs_through_the_server_to_a_termination_reason(server, s
     options = {"source_ids": ["restaurant_menu"], "graph_max_chunks": 2} if pattern_id == "graph_rag" else {}
     result = run(pattern_id, question, settings, **options)
     assert result["error"] is None, result["error"]
-    assert result["termination_reason"] in TERMINATION_REASONS
+    assert result["termination_reason"] in termination_reasons()
     # the 270M model sometimes ends an agent turn with an empty reply: a stop the agent reports, not a failed run
     assert result["termination_reason"] != "error" or result["termination_message"] == "the agent ended with an empty reply"
     assert result["model"] == ALIAS and result["provider"] == "openai-compatible"

@@ -5,11 +5,10 @@ from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
 
 from core.knowledge.web_search import WebResult
-from core.patterns import get_pattern
+from core.patterns import get_pattern, termination_reasons
 from core.patterns.react import parse_step
 from core.run.runner import resume, run
 from core.runtime.context import make_context
-from core.runtime.trace import TERMINATION_REASONS
 
 COMPARE_Q = "미국과 일본의 반도체 정책을 비교해 주세요."
 
@@ -209,7 +208,7 @@ def test_an_adversarial_model_stays_within_the_documented_bound(sample_settings,
     many = [_call(t, "반도체", f"c{i}") for i, t in enumerate(["usa_ict", "japan_ict", "web_search"] * 3)]
     reply = "Action: usa_ict" if pattern == "react" else AIMessage("", tool_calls=many)
     result, llm, _ = _run(sample_settings, pattern, ScriptedChatModel(responder=lambda m: reply))
-    assert result["termination_reason"] in TERMINATION_REASONS and result["error"] is None
+    assert result["termination_reason"] in termination_reasons() and result["error"] is None
     assert result["llm_calls"] <= get_pattern(pattern).max_llm_calls(sample_settings)
     if pattern == "react":  # a parse error every step
         assert result["termination_reason"] == "max_iterations"
@@ -319,7 +318,7 @@ def test_end_to_end_on_the_embedded_model(sample_settings, pattern):
     settings = sample_settings.with_(max_iterations=3, max_tokens=160)
     result = run(pattern, COMPARE_Q, settings)
     assert result["error"] is None, result["error"]
-    assert result["termination_reason"] in TERMINATION_REASONS and result["trace"]
+    assert result["termination_reason"] in termination_reasons() and result["trace"]
     assert 0 < result["llm_calls"] <= get_pattern(pattern).max_llm_calls(settings)
 
 

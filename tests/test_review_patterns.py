@@ -26,6 +26,7 @@ CASES = {
     "corrective": (STEAK, PASTA, "generate"),
     "agentic": (STEAK, PASTA, "generate"),
     "graph_rag": (PAIRING, PASTA_PAIRING, "generate"),
+    "rag_fusion": (STEAK, PASTA, "generate"),
 }
 
 
@@ -50,6 +51,12 @@ def _every_strip(messages) -> dict:
     return {"verdicts": ["yes" for line in messages[-1].content.splitlines() if "<document>" in line]}
 
 
+def _rewrites(messages) -> dict:
+    """RAG-Fusion's rewriter: the question it was given, reworded once."""
+    question = str(messages[-1].content).split("Question: ", 1)[-1]
+    return {"queries": [f"{question} 메뉴 가격"]}
+
+
 class Model:
     """One scripted model (answerer and grader) for every pattern; records the prompts answers were written from."""
 
@@ -58,7 +65,7 @@ class Model:
                              relevance={"relevant": "yes"}, crag=[{"grade": "correct", "confidence": 0.9}],
                              strip=_every_strip,
                              grounded={"grounded": "yes"}, usefulness={"useful": "yes", "score": 5},
-                             answer=self._answer, direct="안녕하세요!")
+                             answer=self._answer, direct="안녕하세요!", fusion=_rewrites)
         self.answers: list = []  # the messages of every call that wrote the answer
 
     def _answer(self, messages):

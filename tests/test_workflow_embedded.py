@@ -9,9 +9,8 @@ import json
 import pytest
 from helpers import cli_process
 
-from core.patterns import get_pattern
+from core.patterns import get_pattern, termination_reasons
 from core.run.runner import run
-from core.runtime.trace import TERMINATION_REASONS
 
 pytestmark = pytest.mark.real_model
 
@@ -21,7 +20,7 @@ def test_pattern_runs_to_a_termination_reason_on_the_embedded_model(sample_setti
     settings = sample_settings.with_(k=2, max_rewrites=1, max_generations=1, max_tokens=96)
     result = run(pattern_id, "스테이크 메뉴의 가격은 얼마인가요?", settings)
     assert result["error"] is None, result["error"]
-    assert result["termination_reason"] in TERMINATION_REASONS and result["termination_message"]
+    assert result["termination_reason"] in termination_reasons() and result["termination_message"]
     assert result["answer"].strip()
     assert 0 < result["llm_calls"] <= get_pattern(pattern_id).max_llm_calls(settings)
     assert any(e["kind"] in ("route", "verdict", "error") for e in result["trace"])
@@ -40,6 +39,6 @@ def test_review_pauses_in_one_process_and_resumes_in_another(sample_data_dir):
     assert done.returncode == 0, done.stderr
     second = json.loads(done.stdout)
     assert second["interrupted"] is False and second["thread_id"] == thread
-    assert second["termination_reason"] in TERMINATION_REASONS
+    assert second["termination_reason"] in termination_reasons()
     again = cli_process("resume", thread, "--approve", data_dir=sample_data_dir)
     assert again.returncode == 2 and "not waiting for a review" in again.stderr

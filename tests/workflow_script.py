@@ -27,6 +27,7 @@ ROLES = {
     "usefulness": P.USEFULNESS_SYSTEM,
     "rewrite": P.REWRITE_VECTOR_SYSTEM,
     "web_rewrite": P.REWRITE_WEB_SYSTEM,
+    "fusion": P.FUSION_QUERIES_SYSTEM,
     "answer": prompts.ANSWER_SYSTEM,
     "direct": prompts.DIRECT_SYSTEM,
     "contextualize": prompts.CONTEXTUALIZE_SYSTEM,

@@ -302,22 +302,6 @@ STRINGS.update(RETRIEVAL_STRINGS)
 KINDS_KO = {"route": "경로", "verdict": "판정", "retry": "재시도", "rewrite": "재작성", "tool": "도구",
             "interrupt": "검토", "stop": "종료", "error": "오류", "info": "정보"}
 
-TERMINATION_KO = {
-    "accepted": "답변 승인됨",
-    "answered": "검색한 문서로 답변함",
-    "direct_answer": "검색 없이 바로 답변함",
-    "retry_budget_exhausted": "재시도 한도 소진",
-    "no_relevant_documents": "관련 문서 없음",
-    "not_enough_evidence": "근거 부족",
-    "web_unavailable": "웹 검색 사용 불가",
-    "user_rejected": "검토자가 거절함",
-    "max_iterations": "반복 한도 도달",
-    "repeated_action": "에이전트가 이미 한 도구 호출이라는 알림을 받고도 또 반복함",
-    "error": "오류로 중단됨",
-    "cancelled": "끝나기 전에 취소됨",
-    "interrupted": "서버가 멈춰 중단됨",
-}
-
 
 def default_language() -> str:
     """Korean for a Korean browser, English otherwise."""
@@ -361,8 +345,10 @@ def kind_label(kind: str) -> str:
 
 
 def termination_label(reason: str) -> str:
-    from core.runtime.trace import TERMINATION_REASONS
+    """Why a run stopped, in the UI language, as the pattern declared the reason (the id for an unknown one)."""
+    from core.patterns import termination_reasons
 
-    if current_language() == "ko" and reason in TERMINATION_KO:
-        return TERMINATION_KO[reason]
-    return TERMINATION_REASONS.get(reason, reason or "-")
+    declared = termination_reasons().get(reason or "")
+    if declared is None:
+        return reason or "-"
+    return declared.ko if current_language() == "ko" else declared.en

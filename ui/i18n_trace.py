@@ -4,6 +4,7 @@ Core keeps one canonical English text (CLI, exports, tests read it); the UI word
 language. Each entry is an English template as core formats it, ``{name}`` standing for a value;
 a value is itself translated when it is one of these texts (``"{why}: rewrite {n} of {limit}"``).
 Text that matches nothing stays English: a new core message degrades to English, never to an error.
+A pattern declares the texts only it writes next to its graph (``Pattern.texts_ko``); they are read here too.
 """
 
 from __future__ import annotations
@@ -184,8 +185,12 @@ TEMPLATES = (
 
 @lru_cache(maxsize=1)
 def _compiled() -> tuple:
+    """The templates as patterns: each pattern's own texts first (``Pattern.texts_ko``), then the shared ones."""
+    from core.patterns import all_patterns
+
+    declared = tuple(pair for pattern in all_patterns() for pair in pattern.texts_ko)
     out = []
-    for english, korean in TEMPLATES:
+    for english, korean in declared + TEMPLATES:
         parts = re.split(r"\{(\w+)\}", english)
         pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+?)" for i, p in enumerate(parts))
         out.append((re.compile(pattern, re.DOTALL), korean))

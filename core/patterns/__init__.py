@@ -1,8 +1,9 @@
 """Pattern registry: every module of this package that defines ``PATTERN`` is a pattern, listed by its ``order``.
 
 A pattern module declares everything about itself next to its graph (title, descriptions in English
-and Korean, answer nodes, variants, review, grounding graders, the choices a what-if fork offers);
-the registry, the pages, the diagrams, the outcome badges and the steps code read those declarations.
+and Korean, answer nodes, variants, review, grounding graders, the choices a what-if fork offers, the
+termination reasons it can end with); the registry, the pages, the diagrams, the outcome badges, the
+i18n tables and the steps code read those declarations.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from langgraph.graph import StateGraph
 
 from core.config import Settings
+from core.runtime.trace import RUN_REASONS, Reason
 
 # id -> module under core.patterns, found on first use (a test may add its own)
 _MODULES: dict[str, str] = {}
@@ -39,10 +41,18 @@ class Pattern:
     grounding_graders: frozenset = frozenset()  # graders whose verdict says the *answer* is grounded
     # state field -> (schema in core.llm.graders, attribute): the values a what-if fork offers for it
     field_values: dict = field(default_factory=dict)
+    # every core.runtime.trace.Reason its nodes may stop() with, the shared review pause's included
+    termination_reasons: tuple = ()
+    # (English template, Korean template) for the trace and stop messages only this pattern writes (ui.i18n_trace)
+    texts_ko: tuple = ()
 
     def __post_init__(self) -> None:
         # every pattern works over the run's sources: the sidebar's choice arrives as this state key
         object.__setattr__(self, "reset", {"source_ids": [], **self.reset})
+
+    @property
+    def reason_ids(self) -> frozenset:
+        return frozenset(r.id for r in self.termination_reasons)
 
     @property
     def variants(self) -> tuple:
@@ -82,6 +92,22 @@ def get_pattern(pattern_id: str) -> Pattern:
 
 def all_patterns() -> list[Pattern]:
     return [get_pattern(pid) for pid in _registry()]
+
+
+def termination_reasons() -> dict[str, Reason]:
+    """Every reason a run can stop with, id -> Reason: the runner's own, then what each pattern declares."""
+    out = {r.id: r for r in RUN_REASONS}
+    for pattern in all_patterns():
+        for reason in pattern.termination_reasons:
+            if out.setdefault(reason.id, reason) != reason:
+                raise ValueError(f"{pattern.id} declares {reason.id!r} unlike another pattern: share one Reason")
+    return out
+
+
+def reason_outcome(reason_id: str) -> str:
+    """The outcome class of a termination reason ('' for none, or one no pattern declares any more)."""
+    reason = termination_reasons().get(reason_id or "")
+    return reason.outcome if reason else ""
 
 
 def compile_pattern(pattern: Pattern, ctx, checkpointer=None):

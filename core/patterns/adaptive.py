@@ -21,6 +21,11 @@ from core.knowledge.sources import MAX_OFFERED, closest
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
+    ANSWERED,
+    DIRECT_ANSWER,
+    NO_RELEVANT_DOCUMENTS,
+    USER_REJECTED,
+    WEB_UNAVAILABLE,
     BaseState,
     after_retrieval,
     answer_directly,
@@ -91,11 +96,11 @@ def build(ctx: RunContext) -> StateGraph:
 
     def search_collection(state: AdaptiveState) -> dict:
         docs, events = search_collections(ctx, "search_collection", [state["route"]], state["standalone_question"])
-        return {"documents": docs, "trace": events}
+        return {"documents": docs, "trace": events, "searched": [state["route"]]}
 
     def search_web_node(state: AdaptiveState) -> dict:
         docs, ev, status = search_web(ctx, "search_web", state["standalone_question"])
-        return {"documents": docs, "web_status": status, "trace": [ev]}
+        return {"documents": docs, "web_status": status, "trace": [ev], "searched": ["web"]}
 
     def direct_answer(state: AdaptiveState) -> dict:
         answer = answer_directly(ctx, state["messages"])
@@ -135,7 +140,7 @@ def build(ctx: RunContext) -> StateGraph:
     def retrieve(state: AdaptiveState) -> dict:
         ids = [src.id for src in run_sources(ctx, state)]
         docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
-        return {"documents": docs, "trace": events}
+        return {"documents": docs, "trace": events, "searched": ids}
 
     def decompose(state: AdaptiveState) -> dict:
         outcome = graders.decompose(ctx.grader, state["standalone_question"], MAX_SUB_QUESTIONS)
@@ -152,7 +157,8 @@ def build(ctx: RunContext) -> StateGraph:
         question = state["sub_question"]
         docs, events = search_collections(ctx, "answer_sub_question", state["source_ids"], question)
         answer = answer_from_documents(ctx, question, docs)
-        return {"sub_answers": [{"question": question, "answer": answer, "documents": docs}], "trace": events}
+        return {"sub_answers": [{"question": question, "answer": answer, "documents": docs}], "trace": events,
+                "searched": state["source_ids"]}
 
     def synthesise(state: AdaptiveState) -> dict:
         order = {q: i for i, q in enumerate(state["sub_questions"])}
@@ -220,6 +226,7 @@ PATTERN = Pattern(
                    "변형 'complexity': 단순한 질문은 한 번 검색하고, 비교 질문은 하위 질문으로 나눕니다.",
     variant_entries={"domain": "route_question", "complexity": "classify_complexity"},
     field_values={"route": ("Route", "route"), "complexity": ("Complexity", "complexity")},
+    termination_reasons=(ANSWERED, DIRECT_ANSWER, NO_RELEVANT_DOCUMENTS, WEB_UNAVAILABLE, USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer", "synthesise"}),

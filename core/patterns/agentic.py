@@ -19,7 +19,18 @@ from langgraph.graph import END, START, StateGraph
 from core.knowledge.citations import format_labelled, label_sources, source_label, verify_citations
 from core.llm import graders
 from core.patterns import Pattern
-from core.patterns.common import BaseState, final, make_contextualize, make_review_documents, run_sources, say
+from core.patterns.common import (
+    ANSWERED,
+    DIRECT_ANSWER,
+    NO_RELEVANT_DOCUMENTS,
+    USER_REJECTED,
+    BaseState,
+    final,
+    make_contextualize,
+    make_review_documents,
+    run_sources,
+    say,
+)
 from core.patterns.tools import (
     MAX_TOOL_CALLS,
     action_event,
@@ -90,13 +101,15 @@ def build(ctx: RunContext) -> StateGraph:
         round_ = state.get("rewrites", 0) + 1
         found: list[Document] = []
         labels = list(state.get("labels", []))
-        events, tools = [], tools_of(state)
+        events, tools, searched = [], tools_of(state), []
         for call in state["tool_calls"]:
             run = run_tool(ctx, tools, call)
+            searched += run.searched
             found = merge_documents(found, run.documents)
             labels.extend(source_label(d) for d in run.documents)
             events.append(observation_event("retrieve", round_, run))
-        return {"retrieved": found, "labels": list(dict.fromkeys(labels)), "tool_calls": [], "trace": events}
+        return {"retrieved": found, "labels": list(dict.fromkeys(labels)), "tool_calls": [], "trace": events,
+                "searched": searched}
 
     def grade_documents(state: AgenticState) -> dict:
         docs = state.get("retrieved", [])
@@ -213,6 +226,7 @@ PATTERN = Pattern(
     order=50,
     description_ko="모델이 바로 답하거나 검색 도구를 부릅니다. 컨텍스트를 평가하고, 실패한 검색은 한도 안에서\n"
                    "질문을 고쳐 다시 하며, [Source: …] 인용은 모두 도구가 돌려준 출처와 대조합니다.",
+    termination_reasons=(ANSWERED, DIRECT_ANSWER, NO_RELEVANT_DOCUMENTS, USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "generate"}),

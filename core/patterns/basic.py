@@ -9,6 +9,8 @@ from langgraph.graph import END, START, StateGraph
 
 from core.patterns import Pattern
 from core.patterns.common import (
+    ANSWERED,
+    USER_REJECTED,
     BaseState,
     after_retrieval,
     answer_from_documents,
@@ -26,7 +28,7 @@ def build(ctx: RunContext) -> StateGraph:
     def retrieve(state: BaseState) -> dict:
         ids = [src.id for src in run_sources(ctx, state)]
         docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
-        return {"documents": docs, "trace": events}
+        return {"documents": docs, "trace": events, "searched": ids}
 
     def generate(state: BaseState) -> dict:
         docs = state.get("documents", [])
@@ -55,6 +57,7 @@ PATTERN = Pattern(
     order=10,
     description_ko="모든 컬렉션에서 상위 k개 청크를 검색해 그것으로 답합니다.\n"
                    "라우팅도 평가도 없는 기준선으로, 다른 패턴은 이것을 개선합니다.",
+    termination_reasons=(ANSWERED, USER_REJECTED),
     build=build,
     # contextualize (follow-ups only) + generate; after a review edit: generate only
     max_llm_calls=lambda settings, sources=None: 2,

@@ -16,7 +16,14 @@ from core.knowledge.sources import Source, active_sources
 from core.prompts import is_korean
 from core.runtime.context import RunContext
 from core.runtime.review import document_review, kept_documents, normalise_decision
-from core.runtime.trace import add_or_reset, doc_ref, event, stop
+from core.runtime.trace import Reason, add_or_reset, doc_ref, event, stop
+
+# reasons several patterns stop with; each pattern lists the ones it uses in its PATTERN
+ANSWERED = Reason("answered", "answered from the retrieved documents", "검색한 문서로 답변함", "answered")
+DIRECT_ANSWER = Reason("direct_answer", "answered directly, no retrieval needed", "검색 없이 바로 답변함", "direct")
+NO_RELEVANT_DOCUMENTS = Reason("no_relevant_documents", "no relevant documents", "관련 문서 없음", "declined")
+WEB_UNAVAILABLE = Reason("web_unavailable", "web search unavailable", "웹 검색 사용 불가", "declined")
+USER_REJECTED = Reason("user_rejected", "rejected by the reviewer", "검토자가 거절함", "rejected")
 
 
 class BaseState(TypedDict, total=False):
@@ -32,6 +39,7 @@ class BaseState(TypedDict, total=False):
     review: bool  # pause for human review before answering (this turn)
     edited_question: str  # the question as the reviewer edited it ("" = not edited)
     source_ids: list[str]  # the collections this run works over (chosen in the sidebar); [] = every enabled one
+    searched: Annotated[list[str], add_or_reset]  # what this turn searched: collection ids, "web" for web search
 
 
 def turn_input(question: str, reset: dict | None = None, review: bool = False) -> dict:
@@ -48,6 +56,7 @@ def turn_input(question: str, reset: dict | None = None, review: bool = False) -
         "termination_reason": "",
         "termination_message": "",
         "edited_question": "",
+        "searched": None,
         **(reset or {}),
     }
 

@@ -18,6 +18,10 @@ from langgraph.graph import END, START, StateGraph
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
+    ANSWERED,
+    NO_RELEVANT_DOCUMENTS,
+    USER_REJECTED,
+    WEB_UNAVAILABLE,
     BaseState,
     after_retrieval,
     answer_from_documents,
@@ -50,7 +54,7 @@ def build(ctx: RunContext) -> StateGraph:
     def retrieve(state: CragState) -> dict:
         ids = [src.id for src in run_sources(ctx, state)]
         docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
-        return {"documents": docs, "trace": events}
+        return {"documents": docs, "trace": events, "searched": ids}
 
     def grade_documents(state: CragState) -> dict:
         docs = state.get("documents", [])
@@ -109,7 +113,7 @@ def build(ctx: RunContext) -> StateGraph:
 
     def web_search(state: CragState) -> dict:
         result = ctx.web(state["web_query"])
-        return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason,
+        return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason, "searched": ["web"],
                 "trace": [event("web_search", "tool", grader="web_search", target=result.query, verdict=result.status,
                                 reason=result.reason or f"{len(result.documents)} results")]}
 
@@ -182,6 +186,7 @@ PATTERN = Pattern(
     description_ko="검색 결과를 정확 / 모호 / 부정확으로 평가하고 문서를 관련 조각으로 정제하며,\n"
                    "컬렉션에 답이 없으면 질문을 고쳐 웹 검색으로 보충합니다.",
     field_values={"verdict": ("CragGrade", "grade")},
+    termination_reasons=(ANSWERED, NO_RELEVANT_DOCUMENTS, WEB_UNAVAILABLE, USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     supports_review=True,

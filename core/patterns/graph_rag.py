@@ -18,7 +18,19 @@ from langgraph.graph import END, START, StateGraph
 from core.knowledge import entity_graph as eg
 from core.llm import graders
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_directly, final, make_contextualize, make_review_documents, run_sources, say
+from core.patterns.common import (
+    ANSWERED,
+    DIRECT_ANSWER,
+    NO_RELEVANT_DOCUMENTS,
+    USER_REJECTED,
+    BaseState,
+    answer_directly,
+    final,
+    make_contextualize,
+    make_review_documents,
+    run_sources,
+    say,
+)
 from core.prompts import agents as P
 from core.prompts import answer_request, escape_fences
 from core.runtime.context import RunContext
@@ -188,6 +200,7 @@ PATTERN = Pattern(
     order=80,
     description_ko="각 컬렉션에서 개체–관계 그래프를 한 번 추출하고, 질문을 그 노드에 연결해\n"
                    "주변 관계로 답하며, 사용한 개체와 관계를 보여 줍니다.",
+    termination_reasons=(ANSWERED, DIRECT_ANSWER, NO_RELEVANT_DOCUMENTS, USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),

@@ -19,7 +19,16 @@ from langgraph.graph import END, START, StateGraph
 
 from core.knowledge.citations import label_sources
 from core.patterns import Pattern
-from core.patterns.common import BaseState, answer_from_documents, final, make_contextualize, run_sources, say
+from core.patterns.common import (
+    ANSWERED,
+    DIRECT_ANSWER,
+    BaseState,
+    answer_from_documents,
+    final,
+    make_contextualize,
+    run_sources,
+    say,
+)
 from core.patterns.tool_review import make_review_tool_calls
 from core.patterns.tools import (
     AgentTool,
@@ -39,7 +48,11 @@ from core.patterns.tools import (
 from core.prompts import agents as P
 from core.prompts import language_name
 from core.runtime.context import RunContext
-from core.runtime.trace import event, stop
+from core.runtime.trace import ERROR, Reason, event, stop
+
+MAX_ITERATIONS = Reason("max_iterations", "iteration limit reached", "반복 한도 도달", "budget")
+REPEATED_ACTION = Reason("repeated_action", "the agent repeated a tool call again after being told it had already made it",
+                         "에이전트가 이미 한 도구 호출이라는 알림을 받고도 또 반복함", "budget")
 
 RECENT_OBSERVATIONS = 2  # shown whole; older ones are shortened to keep a small model's context small
 
@@ -173,7 +186,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
         tools = tools_of(state)
         docs: list[Document] = list(state.get("documents", []))
         made: list[str] = list(state.get("made") or [])
-        events, update, repeats = [], {}, []
+        events, update, repeats, searched = [], {}, [], []
         for call in state.get("pending", []):
             name, query = call.get("name", ""), query_of(call.get("args"))
             key = f"{name}({query})"
@@ -182,6 +195,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
                 run = ToolRun(name, query, "repeated", text=REPEAT_NOTE, call_id=call.get("id", ""))
             else:
                 run = run_tool(ctx, tools, call)
+                searched += run.searched
                 docs = merge_documents(docs, run.documents)
                 events.append(observation_event("tools", state.get("iterations", 0), run))
                 made.append(key)
@@ -192,7 +206,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
                                 reason="already made in this turn: not run again"
                                        + ("; repeated after being told so: the loop stops" if stuck
                                           else "; the agent is told so")))
-        return {**update, "documents": docs, "pending": [], "trace": events, "made": made,
+        return {**update, "documents": docs, "pending": [], "trace": events, "made": made, "searched": searched,
                 **({"repeat_noted": True} if repeats else {}), **({"repeated": "; ".join(repeats)} if stuck else {})}
 
     run_tools.__name__ = "tools"
@@ -352,6 +366,7 @@ PATTERN = Pattern(
     order=60,
     description_ko="컬렉션마다 검색 도구 하나와 웹 검색을 두고 Thought / Action / Observation을 텍스트로 씁니다.\n"
                    "형식 오류는 되돌려 주고 세며, 단계 한도에 이르면 그때까지의 가장 나은 답으로 끝냅니다.",
+    termination_reasons=(ANSWERED, DIRECT_ANSWER, MAX_ITERATIONS, REPEATED_ACTION, ERROR),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"best_answer", "finish"}),

@@ -13,8 +13,8 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from langgraph.graph import StateGraph
 
 from core.patterns import Pattern
-from core.patterns.common import BaseState
-from core.patterns.react import after_step, make_tools_of, wire_react_loop
+from core.patterns.common import ANSWERED, DIRECT_ANSWER, BaseState
+from core.patterns.react import MAX_ITERATIONS, REPEATED_ACTION, after_step, make_tools_of, wire_react_loop
 from core.patterns.tool_review import make_review_tool_calls
 from core.patterns.tools import (
     action_event,
@@ -28,6 +28,7 @@ from core.patterns.tools import (
 )
 from core.prompts import agents as P
 from core.runtime.context import RunContext
+from core.runtime.trace import ERROR
 
 
 class ReactNativeState(BaseState, total=False):
@@ -100,6 +101,7 @@ PATTERN = Pattern(
     order=70,
     description_ko="같은 에이전트가 모델의 도구 호출 API로 도구를 부르며, 한 번에 여러 호출을 할 수 있습니다.\n"
                    "텍스트 형식 ReAct와 도구, 추적, 단계 한도가 같으니 둘을 비교해 보세요.",
+    termination_reasons=(ANSWERED, DIRECT_ANSWER, MAX_ITERATIONS, REPEATED_ACTION, ERROR),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "best_answer", "finish"}),

@@ -20,6 +20,9 @@ from core.knowledge.sources import MAX_OFFERED, closest
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
+    DIRECT_ANSWER,
+    NO_RELEVANT_DOCUMENTS,
+    USER_REJECTED,
     BaseState,
     answer_directly,
     answer_from_documents,
@@ -33,7 +36,11 @@ from core.patterns.common import (
 )
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
-from core.runtime.trace import add_or_reset, doc_ref, event, stop
+from core.runtime.trace import Reason, add_or_reset, doc_ref, event, stop
+
+ACCEPTED = Reason("accepted", "answer accepted", "답변 승인됨", "answered")
+RETRY_BUDGET_EXHAUSTED = Reason("retry_budget_exhausted", "retry budget exhausted", "재시도 한도 소진", "budget")
+NOT_ENOUGH_EVIDENCE = Reason("not_enough_evidence", "not enough evidence", "근거 부족", "declined")
 
 # The usefulness score that accepts: 4 ("answers with small gaps") and 5, as the grader prompt defines
 # "useful". Accepting only 5 sent Qwen's exact "₩35,000입니다 [1]" (scored 4 three times) through every
@@ -66,6 +73,7 @@ class SearchInput(TypedDict):
 class SearchState(SearchInput, total=False):
     search_results: Annotated[list[Document], add_or_reset]
     trace: Annotated[list[dict], add_or_reset]
+    searched: Annotated[list[str], add_or_reset]  # handed up to the main graph's field of the same name
 
 
 class SourceTask(TypedDict):
@@ -82,9 +90,9 @@ def build_search(ctx: RunContext):
     def search_source(task: SourceTask) -> dict:
         if task["source"] == "web":
             docs, ev, _ = search_web(ctx, "search_source", task["query"])
-            return {"search_results": docs, "trace": [ev]}
+            return {"search_results": docs, "trace": [ev], "searched": ["web"]}
         docs, events = search_collections(ctx, "search_source", [task["source"]], task["query"])
-        return {"search_results": docs, "trace": events}
+        return {"search_results": docs, "trace": events, "searched": [task["source"]]}
 
     builder = StateGraph(SearchState, input_schema=SearchInput, output_schema=SearchState)
     builder.add_node(search_source)
@@ -307,6 +315,8 @@ PATTERN = Pattern(
     grounding_graders=frozenset({"hallucination"}),
     field_values={"retrieval": ("RetrievalNeed", "retrieve"), "grounded": ("Grounded", "grounded"),
                   "usefulness": ("Usefulness", "score"), "search_sources": ("Sources", "sources")},
+    termination_reasons=(ACCEPTED, DIRECT_ANSWER, RETRY_BUDGET_EXHAUSTED, NO_RELEVANT_DOCUMENTS, NOT_ENOUGH_EVIDENCE,
+                         USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),

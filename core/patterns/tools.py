@@ -124,6 +124,7 @@ class ToolRun:
     documents: list[Document] = field(default_factory=list)
     text: str = ""  # the observation the model reads
     call_id: str = ""
+    searched: list[str] = field(default_factory=list)  # what the call looked in: collection ids, or "web"
 
 
 def query_of(args) -> str:
@@ -150,6 +151,7 @@ def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict) -> ToolRun:
         run.text = "The tool needs a non-empty query."
         return run
     tool = by_name[name]
+    run.searched = ["web"] if tool.web else list(tool.collections)
     if tool.web:
         result = ctx.web(query)
         run.status, run.documents = result.status, result.documents

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import re
 
-BUDGET_REASONS = frozenset({"retry_budget_exhausted", "max_iterations", "repeated_action"})
-DECLINE_REASONS = frozenset({"no_relevant_documents", "not_enough_evidence", "web_unavailable"})
-ANSWER_REASONS = frozenset({"answered", "accepted"})
+from core.patterns import reason_outcome
 
 # status -> (tone, English label); tones: good | neutral | warning | error
 OUTCOMES = {
@@ -51,19 +49,15 @@ def grounding(result: dict) -> str:
 
 def outcome(result: dict) -> str:
     """The run's outcome status (a key of OUTCOMES): what was checked, not just why it stopped."""
-    reason = result.get("termination_reason") or ""
-    if result.get("error") or reason == "error":
+    kind = reason_outcome(result.get("termination_reason") or "")  # as the pattern declared it
+    if result.get("error") or kind == "error":
         return "error"
     if result.get("interrupted"):
         return "paused"
-    if reason == "user_rejected":
-        return "rejected"
-    if reason in BUDGET_REASONS:
-        return "budget"
-    if reason in DECLINE_REASONS:
+    if kind in ("rejected", "budget", "direct"):
+        return kind
+    if kind == "declined":
         return "partial" if result.get("sources") and result.get("answer") else "declined"
-    if reason == "direct_answer":
-        return "direct"
     support = result.get("claim_support") or {}
     if support.get("unsupported"):  # whatever the pattern's own grader said: never a success badge
         return "unsupported"

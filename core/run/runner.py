@@ -161,6 +161,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
             termination_reason=values.get("termination_reason") or ("" if interrupts else "error"),
             termination_message=values.get("termination_message", ""),
             sources=values.get("sources", []),
+            searched=sorted(set(values.get("searched") or [])),  # what the evaluation scores routing by
             trace=values.get("trace", []),
             interrupted=bool(interrupts),
             interrupt=interrupts[0] if interrupts else None,

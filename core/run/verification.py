@@ -9,17 +9,18 @@ from __future__ import annotations
 
 from core.config import Settings
 from core.llm.claims.check import claim_mode, verify_answer
+from core.patterns import reason_outcome
 from core.runtime.trace import event
 
-# runs without an answer written from documents: nothing to check a sentence against
-UNCHECKED_REASONS = frozenset({"direct_answer", "user_rejected", "error", "cancelled", ""})
+# runs that stopped without an answer written from documents: nothing to check a sentence against
+UNCHECKED_OUTCOMES = frozenset({"direct", "rejected", "error", "stopped", ""})
 
 
 def should_verify(result: dict, settings: Settings) -> bool:
     """A finished run with an answer and documents, and checking not switched off."""
     return (claim_mode(settings) != "off" and bool(result.get("answer")) and bool(result.get("sources"))
             and not result.get("error") and not result.get("interrupted")
-            and result.get("termination_reason", "") not in UNCHECKED_REASONS)
+            and reason_outcome(result.get("termination_reason", "")) not in UNCHECKED_OUTCOMES)
 
 
 def verify_run(result: dict, settings: Settings, model=None) -> dict:

@@ -1,32 +1,37 @@
-"""The run trace: plain-dict events, termination vocabulary and per-node usage accounting."""
+"""The run trace: plain-dict events, the shape of a termination reason, and per-node usage accounting."""
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.config import get_stream_writer
 
-# Why a run stopped. Every pattern ends with exactly one of these.
-TERMINATION_REASONS = {
-    "accepted": "answer accepted",
-    "answered": "answered from the retrieved documents",
-    "direct_answer": "answered directly, no retrieval needed",
-    "retry_budget_exhausted": "retry budget exhausted",
-    "no_relevant_documents": "no relevant documents",
-    "not_enough_evidence": "not enough evidence",
-    "web_unavailable": "web search unavailable",
-    "user_rejected": "rejected by the reviewer",
-    "max_iterations": "iteration limit reached",
-    "repeated_action": "the agent repeated a tool call again after being told it had already made it",
-    "error": "stopped by an error",
-    # set by the runner, not by a pattern: the run did not reach its end
-    "cancelled": "cancelled before it finished",
-    "interrupted": "interrupted: the server stopped",
-}
+
+@dataclass(frozen=True)
+class Reason:
+    """A reason a run can stop with: the id state and exports hold, its English and Korean wording, and
+    its ``outcome`` class (answered | direct | budget | declined | rejected | error | stopped), which the
+    outcome badge, the claim check and the evaluation read. Pattern modules declare theirs."""
+
+    id: str
+    en: str
+    ko: str
+    outcome: str
+
+
+OUTCOME_CLASSES = ("answered", "direct", "budget", "declined", "rejected", "error", "stopped")
+ERROR = Reason("error", "stopped by an error", "오류로 중단됨", "error")
+# set by the runner, not by a pattern: the run did not reach its end
+CANCELLED = Reason("cancelled", "cancelled before it finished", "끝나기 전에 취소됨", "stopped")
+INTERRUPTED = Reason("interrupted", "interrupted: the server stopped", "서버가 멈춰 중단됨", "stopped")
+RUN_REASONS = (ERROR, CANCELLED, INTERRUPTED)  # any run can end with these, whatever its pattern
+
 RANKINGS = ("dense", "keyword", "fused")  # a retrieved chunk's {"rank", "score"} per retriever
+
 EVENT_KINDS = ("route", "verdict", "retry", "rewrite", "tool", "interrupt", "stop", "error", "info")
 
 
@@ -46,8 +51,8 @@ def event(node: str, kind: str, **fields: Any) -> dict:
 
 
 def stop(node: str, reason: str, message: str, **fields: Any) -> dict:
-    """The state update that ends a run: the reason, a human sentence, and a trace event."""
-    assert reason in TERMINATION_REASONS, reason
+    """The state update that ends a run: the reason (an id the pattern declares), a human sentence, and a trace event."""
+    assert reason.isidentifier(), reason
     return {
         "termination_reason": reason,
         "termination_message": message,

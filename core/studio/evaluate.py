@@ -20,13 +20,10 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from core.config import Settings
+from core.patterns import reason_outcome
 from core.prompts import HANGUL
-from core.run.outcome import ANSWER_REASONS
 from core.store import saved_records
 from core.studio.question_set import BUILTIN
-
-# a run that ended with one of these said itself that it would not answer
-DECLINE_REASONS = ("no_relevant_documents", "not_enough_evidence", "web_unavailable")
 
 Judge = Callable[[str, str], "bool | None"]  # (question, answer) -> declined? None when the judge failed
 
@@ -53,25 +50,16 @@ def _norm(text: str) -> str:
 
 
 def searched_collections(result: dict) -> set[str]:
-    """Which collections a run looked in, read from its trace (retrievers, agent tools, web search)."""
-    found: set[str] = set()
-    for ev in result.get("trace") or []:
-        if ev.get("kind") != "tool":
-            continue
-        if ev.get("grader") == "web_search" or ev.get("target") == "web":
-            found.add("web")
-        elif ev.get("grader") == "retriever":
-            found.update(t for t in str(ev.get("target", "")).split(",") if t)
-        for name in ev.get("collections") or []:  # agents name the collections their tool searched
-            found.add(name)
-    return found
+    """Which collections a run looked in ("web" for web search), as its state recorded them (``searched``)."""
+    return set(result.get("searched") or [])
 
 
 def declined(item: dict, result: dict, judge: Judge | None) -> bool | None:
     """Did the run decline? Its termination reason first; a model-written answer is judged, never keyword-matched."""
     if result.get("error"):
         return False
-    if result.get("termination_reason") in DECLINE_REASONS or not (result.get("answer") or "").strip():
+    # a reason of the "declined" class: the run said itself that it would not answer
+    if reason_outcome(result.get("termination_reason")) == "declined" or not (result.get("answer") or "").strip():
         return True
     return judge(item["question"], result["answer"]) if judge else None
 
@@ -95,9 +83,10 @@ def language_ok(item: dict, answer: str) -> bool | None:
     return (written == "ko") == (lang == "ko")
 
 
-def _answer_reasons(item: dict) -> frozenset:
-    """How a run ends with an answer it stands by: a direct answer counts only where nothing needed looking up."""
-    return ANSWER_REASONS if item["sources"] else ANSWER_REASONS | {"direct_answer"}
+def _answered(item: dict, result: dict) -> bool:
+    """Did the run end with an answer it stands by? A direct answer counts only where nothing needed looking up."""
+    wanted = {"answered"} if item["sources"] else {"answered", "direct"}
+    return reason_outcome(result.get("termination_reason")) in wanted and not result.get("error")
 
 
 def agent_steps(result: dict) -> tuple[int, int]:
@@ -129,8 +118,7 @@ def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
     return {
         "id": item["id"], "category": item["category"], "route_ok": route_ok, "source_hit": source_hit,
         "fact_rate": fact_rate, "declined_ok": None if item["answerable"] else declined(item, result, judge),
-        "answered": (result.get("termination_reason") in _answer_reasons(item) and not result.get("error"))
-        if item["answerable"] else None,
+        "answered": _answered(item, result) if item["answerable"] else None,
         "language_ok": language_ok(item, answer), "parsed_steps": parsed, "agent_replies": replies,
         "llm_calls": result.get("llm_calls", 0), "tokens": result.get("tokens", 0), "ms": result.get("ms", 0),
         "termination_reason": result.get("termination_reason") or "error", "error": result.get("error"),

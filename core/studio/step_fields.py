@@ -71,12 +71,9 @@ SOURCE_CHOICES = {"route": ("web", "direct"), "search_sources": ("web",)}
 
 
 def run_source_ids(values: dict) -> list[str]:
-    """The source ids a run had, from its trace (the runner's "sources" event), newest last."""
-    ids: list[str] = []
-    for item in values.get("trace") or []:
-        if isinstance(item, dict) and item.get("grader") == "sources" and isinstance(item.get("sources"), list):
-            ids = list(item["sources"])
-    return ids
+    """The source ids a run had at this step: the state's ``source_ids``, which the first node (contextualize)
+    sets to the run's sources ([] before it ran, or when none was chosen and it has not run yet)."""
+    return [str(i) for i in values.get("source_ids") or []]
 
 
 def known_values(field: str, values: dict | None = None, pattern_id: str = "") -> list:
