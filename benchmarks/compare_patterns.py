@@ -8,8 +8,9 @@ one row per pattern: why it stopped, LLM calls, tokens, seconds, sources, and th
 explain the stop (router choices, grader verdicts, agent actions). scripts/demo_compare.py does the
 same through the page in Chromium. A measurement (printed), never a test.
 
-``--cache-side-by-side`` (embedded model) runs each pattern alone, first with the prompt-state cache
-off, then on, in one process: per pattern the prompt tokens sent and read, seconds, and whether the
+``--cache-side-by-side`` (embedded model) runs the patterns one after another, first with the
+prompt-state cache off, then on, in one process (``--isolated``: each from an empty cache): per
+pattern the prompt tokens sent and read, seconds, and whether the
 two answers are identical, then the totals and their ratios, the CPU line and the peak RSS.
 """
 
@@ -38,14 +39,22 @@ def why(result: dict, most: int = 8) -> list[str]:
     return lines[:most] + ([f"... {len(lines) - most} more"] if len(lines) > most else [])
 
 
-def _one_run(pattern_id: str, question: str, settings) -> dict:
-    """One pattern, alone, from an empty prompt cache and live context: tokens, seconds, answer."""
+def _forget() -> None:
+    """An empty prompt cache and live context: nothing read before is reused."""
     from core.llm import embedded_llm
-    from core.run.runner import run
 
     embedded_llm.PROMPT_CACHE.clear()
     for llama in embedded_llm._llama_cache.values():
-        llama.stable_tokens = 0  # nothing carried over from the previous pattern
+        llama.stable_tokens = 0
+
+
+def _one_run(pattern_id: str, question: str, settings, isolated: bool) -> dict:
+    """One pattern's run: tokens sent and read, seconds, answer (from a clean cache when ``isolated``)."""
+    from core.llm import embedded_llm
+    from core.run.runner import run
+
+    if isolated:
+        _forget()
     before = dict(embedded_llm.USAGE)
     started = time.perf_counter()
     result = run(pattern_id, question, settings)
@@ -56,20 +65,26 @@ def _one_run(pattern_id: str, question: str, settings) -> dict:
             "reason": result.get("termination_reason", "")}
 
 
-def cache_side_by_side(question: str, patterns: list[str], settings) -> dict:
-    """Every pattern with the cache off, then on (same process, same question); rows and totals."""
+def cache_side_by_side(question: str, patterns: list[str], settings, isolated: bool = False) -> dict:
+    """Every pattern with the cache off, then on (same process, same question); rows and totals.
+
+    By default the patterns run one after another on one cache, as on the Compare page (a document one
+    pattern graded is restored for the next); ``isolated`` starts each pattern from an empty cache.
+    """
     from core.knowledge.base import KnowledgeBase
     from core.llm.llama_runtime import cpu_features
 
     KnowledgeBase(settings).ensure_samples()  # a fresh data directory has no collections yet (the app makes them)
-    runs = {mb: {p: _one_run(p, question, settings.with_(embedded_cache_mb=mb)) for p in patterns}
-            for mb in (0, settings.embedded_cache_mb or 1024)}
+    runs = {}
+    for mb in (0, settings.embedded_cache_mb or 1024):
+        _forget()
+        runs[mb] = {p: _one_run(p, question, settings.with_(embedded_cache_mb=mb), isolated) for p in patterns}
     off, on = runs.values()
     rows = [{"pattern": p, "sent": off[p]["sent"], "read_off": off[p]["read"], "read_on": on[p]["read"],
              "s_off": off[p]["seconds"], "s_on": on[p]["seconds"], "calls": on[p]["calls"],
              "identical": off[p]["answer"] == on[p]["answer"], "reason": on[p]["reason"]} for p in patterns]
     total = {key: round(sum(r[key] for r in rows), 1) for key in ("sent", "read_off", "read_on", "s_off", "s_on")}
-    return {"question": question, "cpu": cpu_features(), "rows": rows, "total": total,
+    return {"question": question, "cpu": cpu_features(), "isolated": isolated, "rows": rows, "total": total,
             "read_ratio_on": round(total["read_on"] / max(total["sent"], 1), 3),
             "read_ratio_off": round(total["read_off"] / max(total["sent"], 1), 3),
             "time_ratio": round(total["s_on"] / max(total["s_off"], 0.1), 3),
@@ -98,7 +113,9 @@ def main() -> None:
     parser.add_argument("--patterns", help="comma-separated pattern ids (default: all)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cache-side-by-side", action="store_true",
-                        help="each pattern alone, prompt-state cache off then on (embedded model)")
+                        help="every pattern with the prompt-state cache off, then on (embedded model)")
+    parser.add_argument("--isolated", action="store_true", help="with --cache-side-by-side: each pattern from an "
+                        "empty cache (default: one cache across the patterns, as on the Compare page)")
     args = parser.parse_args()
     patterns = args.patterns.split(",") if args.patterns else pattern_ids()
     unknown = sorted(set(patterns) - set(pattern_ids()))
@@ -106,7 +123,7 @@ def main() -> None:
         parser.error(f"unknown pattern(s): {', '.join(unknown)}; known: {', '.join(pattern_ids())}")
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
     if args.cache_side_by_side:
-        report = cache_side_by_side(args.question, patterns, settings)
+        report = cache_side_by_side(args.question, patterns, settings, args.isolated)
         print(json.dumps(report, ensure_ascii=False, indent=2)) if args.json else print_side_by_side(report)
         return
     record = compare(args.question, patterns, settings)
