@@ -149,6 +149,56 @@ def test_hybrid_results_carry_every_rank(kb, tmp_path):
     assert dense_only.query_tokens == []  # dense mode never calls Kiwi
 
 
+# ---------------------------------------------------------------- several collections searched together
+
+# "spicy" is in most menu chunks but one of three wine chunks: each collection's own BM25 finds it common in
+# the menu and rare in the wine list, so the wine chunk with that one word outscored the menu chunks with both
+MENU_CHUNKS = {"m1": "spicy arrabbiata pasta with chili", "m2": "spicy shrimp pasta with garlic",
+               "m3": "spicy vodka pasta with cream", "m4": "spicy lamb skewers with cumin",
+               "m5": "truffle cream pasta with mushrooms"}
+WINE_CHUNKS = {"w1": "a white wine for spicy dishes", "w2": "a red wine for grilled steak",
+               "w3": "a sweet wine for dessert"}
+
+
+def _index(name, chunks):
+    return keyword_index.KeywordIndex.build(name, name, {i: tokens(t) for i, t in chunks.items()})
+
+
+def test_several_collections_are_scored_as_one_corpus():
+    menu, wine = _index("menu", MENU_CHUNKS), _index("wine", WINE_CHUNKS)
+    query = tokens("spicy pasta")
+    own_scores = {h.id: h.score for index in (menu, wine) for h in index.search(query, 10)}
+    assert own_scores["w1"] > own_scores["m1"]  # the premise: raw scores of separate indexes favour the wine chunk
+
+    found = keyword_index.search_collections([menu, wine], query, 10)
+    union = _index("both", {f"{c}/{i}": t for c, chunks in (("menu", MENU_CHUNKS), ("wine", WINE_CHUNKS))
+                            for i, t in chunks.items()})
+    assert [(c, h.id, h.score) for c, h in found] == [
+        (*h.id.split("/"), h.score) for h in union.search(query, 10)]  # exactly one index over both
+    assert [(c, h.id) for c, h in found[:3]] == [("menu", "m1"), ("menu", "m2"), ("menu", "m3")]
+    # one word each: the rarer "pasta" counts more; "spicy" alone ties (same length), in id order
+    assert [h.id for _, h in found[3:]] == ["m5", "m4", "w1"]
+    assert keyword_index.search_collections([wine, menu], query, 10) == found  # the order of sources is no matter
+    assert keyword_index.search_collections([menu], query, 3) == [("menu", h) for h in menu.search(query, 3)]
+
+
+def test_hybrid_search_over_two_collections_ranks_keyword_hits_across_both(kb, tmp_path):
+    for name, chunks in (("menu", MENU_CHUNKS), ("wine", WINE_CHUNKS)):
+        kb.ingest([_write(tmp_path, f"{i}.txt", text) for i, text in chunks.items()], name)
+    found = hybrid.search(kb, ["wine", "menu"], "spicy pasta", 6, "keyword")
+    got = [(d.metadata["collection"], d.metadata["source"]) for d in found.documents]
+    # ties (same words, same length) go in chunk-id order, which is a hash here: compare them as sets
+    assert set(got[:3]) == {("menu", "m1.txt"), ("menu", "m2.txt"), ("menu", "m3.txt")}
+    assert got[3] == ("menu", "m5.txt") and set(got[4:]) == {("menu", "m4.txt"), ("wine", "w1.txt")}
+    fused = hybrid.search(kb, ["wine", "menu"], "spicy pasta", 8, "hybrid").documents
+    keyword_rank = {d.metadata["source"]: d.metadata["keyword"]["rank"] for d in fused if "keyword" in d.metadata}
+    assert keyword_rank["w1.txt"] >= 5 and max(keyword_rank[f"m{i}.txt"] for i in (1, 2, 3)) == 3
+    expected = hybrid.rrf([[hybrid._key(d) for d in found_list] for found_list in (
+        hybrid.search(kb, ["wine", "menu"], "spicy pasta", 20, "dense").documents,
+        hybrid.search(kb, ["wine", "menu"], "spicy pasta", 20, "keyword").documents)])
+    assert [hybrid._key(d) for d in fused] == [key for key, _ in expected][:8]
+
+
 # ---------------------------------------------------------------- the command line
 
 

@@ -2,9 +2,10 @@
 
 Every pattern and agent tool searches through ``search``. Each returned chunk carries in its metadata
 where each retriever put it: ``dense`` and ``keyword`` ({"rank", "score"}: cosine similarity, BM25
-score) and ``fused`` ({"rank", "score"}: reciprocal rank fusion), ranks counted from 1 over all the
-collections searched together, absent where that retriever did not list the chunk; ``score`` is the
-score of the mode's own order, ``matched_terms`` the query's keyword tokens found in the chunk.
+score, the collections searched together scored as one corpus) and ``fused`` ({"rank", "score"}:
+reciprocal rank fusion), ranks counted from 1 over all the collections searched together, absent where
+that retriever did not list the chunk; ``score`` is the score of the mode's own order, ``matched_terms``
+the query's keyword tokens found in the chunk.
 """
 
 from __future__ import annotations
@@ -59,29 +60,39 @@ def _key(doc: Document) -> str:
     return f"{doc.metadata.get('collection', '')}\x00{doc.id}"
 
 
-def keyword_documents(kb, collection: str, query_tokens: list[str], k: int) -> list[Document]:
-    """The collection's top-k chunks by BM25, with ``keyword_score`` and ``matched_terms`` in metadata."""
-    hits = keyword_index.ensure_index(kb, collection).search(query_tokens, k)
-    found = kb.documents(collection, [h.id for h in hits]) if hits else {}
-    return [found[h.id].model_copy(update={"metadata": {**found[h.id].metadata, "keyword_score": h.score,
-                                                          "matched_terms": h.matched}})
-            for h in hits if h.id in found]
+def keyword_documents(kb, indexes: list, query_tokens: list[str], k: int) -> list[Document]:
+    """The top-k chunks of these collections' keyword indexes, scored as one corpus (BM25 scores of separate
+    indexes are not comparable), with ``collection``, ``keyword_score`` and ``matched_terms`` in metadata."""
+    hits = keyword_index.search_collections(indexes, query_tokens, k)
+    wanted: dict[str, list[str]] = {}
+    for name, hit in hits:
+        wanted.setdefault(name, []).append(hit.id)
+    found: dict[str, dict[str, Document]] = {}
+    for name, ids in wanted.items():
+        try:
+            found[name] = kb.documents(name, ids)
+        except KnowledgeError:  # gone since its index was read: its chunks are no answer any more
+            found[name] = {}
+    return [found[name][hit.id].model_copy(update={"metadata": {
+        **found[name][hit.id].metadata, "keyword_score": hit.score, "matched_terms": hit.matched}})
+        for name, hit in hits if hit.id in found[name]]
 
 
 def _lists(kb, collections: list[str], query: str, depth: int, dense: bool, keyword: bool, tokens: list[str]):
-    """The dense and keyword lists over every collection, each merged by its own score."""
-    dense_docs, keyword_docs, problems = [], [], []
+    """The dense list over every collection merged by cosine similarity (one embedder: comparable), and the
+    keyword list of every collection's chunks scored together."""
+    dense_docs, indexes, problems = [], [], []
     for name in collections:
         try:
             if dense:
                 dense_docs += kb.search(name, query, depth)
             if keyword:
-                keyword_docs += keyword_documents(kb, name, tokens, depth)
+                indexes.append(keyword_index.ensure_index(kb, name))
         except KnowledgeError as exc:
             problems.append((name, str(exc)))
     dense_docs.sort(key=lambda d: -float(d.metadata.get("score") or 0.0))
-    keyword_docs.sort(key=lambda d: -float(d.metadata.get("keyword_score") or 0.0))
-    return dense_docs[:depth], keyword_docs[:depth], problems
+    keyword_docs = keyword_documents(kb, indexes, tokens, depth) if keyword else []
+    return dense_docs[:depth], keyword_docs, problems
 
 
 def search(kb, collections: list[str], query: str, k: int, mode: str = DEFAULT_MODE, explain: bool = False) -> Retrieval:

@@ -6,6 +6,11 @@ digest of the collection's chunk ids. Chunk ids are derived from each chunk's te
 position (core.knowledge.loaders.split_documents), so the ids say what the collection holds: when they
 change (an ingest, a deleted document, another replica's write to a shared Chroma server) the index is
 updated, tokenising only the chunks it has not seen. Every search checks the digest first: never stale.
+
+Several collections searched together are scored as one corpus (``search_collections``): BM25 scores of
+separate indexes are not comparable (each has its own document frequencies and average length; a term
+rare in an 8-chunk collection outweighs the same term in a 17-chunk one), so their lists cannot be merged
+by score. The union index is built from the stored tokens (no Kiwi call) and kept while its parts last.
 """
 
 from __future__ import annotations
@@ -76,6 +81,8 @@ def ids_digest(ids: list[str]) -> str:
 
 
 _cache: dict[str, KeywordIndex] = {}  # path -> the index last built or loaded in this process
+_unions: dict[tuple, KeywordIndex] = {}  # ((collection, digest), ...) -> the index over their chunks together
+UNIONS_KEPT = 8  # a few source selections at once (the sidebar's, Compare's); an older one is rebuilt on demand
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -105,6 +112,32 @@ def ensure_index(kb, collection: str) -> KeywordIndex:
                           "digest": digest, "tokens": tokens})
         _cache[str(path)] = index
         return index
+
+
+def union_index(indexes: list[KeywordIndex]) -> KeywordIndex:
+    """One index over the chunks of ``indexes`` together (ids ``collection\\x00chunk id``), cached by their digests."""
+    key = tuple(sorted((index.collection, index.digest) for index in indexes))  # any order: the same corpus
+    with _locks_guard:
+        cached = _unions.get(key)
+    if cached is not None:
+        return cached
+    tokens = {f"{index.collection}\x00{chunk_id}": chunk_tokens
+              for index in indexes for chunk_id, chunk_tokens in index.tokens.items()}
+    union = KeywordIndex.build("+".join(name for name, _ in key), ids_digest(sorted(tokens)), tokens)
+    with _locks_guard:
+        _unions[key] = union
+        while len(_unions) > UNIONS_KEPT:  # dicts keep insertion order: the oldest goes first
+            _unions.pop(next(iter(_unions)))
+    return union
+
+
+def search_collections(indexes: list[KeywordIndex], query_tokens: list[str], k: int) -> list[tuple[str, KeywordHit]]:
+    """The ``k`` best chunks of several collections scored as one corpus: (collection, hit), best first."""
+    if len(indexes) == 1:  # one collection: its own index is the union
+        return [(indexes[0].collection, hit) for hit in indexes[0].search(query_tokens, k)]
+    hits = union_index(indexes).search(query_tokens, k) if indexes else []
+    return [(hit.id.split("\x00", 1)[0], KeywordHit(hit.id.split("\x00", 1)[1], hit.score, hit.matched))
+            for hit in hits]
 
 
 def refresh(kb, collection: str) -> None:
