@@ -265,8 +265,8 @@ def stored_graph(settings: Settings, collection: str) -> dict | None:
     record = _read(graph_path(settings, collection))
     if not record:
         return None
-    return {key: record.get(key) for key in ("collection", "digest", "chunks", "model", "built_at", "errors",
-                                              "complete", "done", "nodes", "edges")}
+    return {key: record.get(key) for key in ("collection", "digest", "chunks", "max_chunks", "model", "built_at",
+                                              "errors", "complete", "done", "nodes", "edges")}
 
 
 # ---------------------------------------------------------------- answering
