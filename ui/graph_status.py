@@ -46,10 +46,10 @@ def _line(settings: Settings, kb, collection: str, build) -> None:
     else:
         _, digest = eg.collection_chunks(kb, collection, record.get("max_chunks") or eg.GRAPH_MAX_CHUNKS)
         key = "graph_ready" if record.get("complete") else "graph_partial"
+        stale = "" if record.get("digest") == digest else f" · {t('graph_stale')}"
         st.caption(t(key, model=plain_markdown(record.get("model") or "?"), nodes=len(record.get("nodes") or []),
                      edges=len(record.get("edges") or []), done=len(record.get("done") or []),
-                     chunks=record.get("chunks") or 0)
-                   + ("" if record.get("digest") == digest else f" · {t('graph_stale')}"))
+                     chunks=int(record.get("chunks") or 0)) + stale)  # md-safe: stale is "" or our own t() text
     if not settings.read_only and st.button(t("graph_build"), key=f"kb_graph_{collection}"):
         start_graph_build(settings, kb, collection)
         st.rerun()
