@@ -4,6 +4,7 @@ builds at ingest in the background, a Graph RAG question on a graph not ready, s
 import importlib.util
 import json
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,9 +125,15 @@ def test_a_background_build_reports_progress_and_stores_the_graph_as_it_grows(kb
     seen = []
 
     def stored_while_extracting(messages):
+        """The last call waits until the batches before it are stored, and notes what it found."""
         if "knowledge graph" in messages[0].content:
-            record = eg.stored_graph(kb.settings, "wine")
-            seen.append(record["complete"] if record else None)
+            seen.append("call")
+            if len(seen) == calls_for(kb.info("wine")["chunks"]):
+                deadline = time.monotonic() + 10
+                while (record := eg.stored_graph(kb.settings, "wine")) is None and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                seen.append((record or {}).get("complete"))
+                seen.append(len((record or {}).get("done") or []))
         return 0.0
 
     grader = Extractor()
@@ -137,7 +144,8 @@ def test_a_background_build_reports_progress_and_stores_the_graph_as_it_grows(kb
     chunks = kb.info("wine")["chunks"]
     assert build.state == "ready" and build.done == build.total == chunks
     assert progress[-1] == (chunks, chunks) and [d for d, _ in progress] == sorted({d for d, _ in progress})
-    assert seen == [None] + [False] * (calls_for(chunks) - 1)  # a partial graph stored after each batch
+    batches = calls_for(chunks)
+    assert seen[batches:] == [False, (batches - 1) * gx.CHUNKS_PER_CALL]  # the earlier batches stored, as partial
     record = eg.stored_graph(kb.settings, "wine")
     assert record["complete"] and record["model"] == "Extractor" and len(record["done"]) == chunks
 
@@ -152,6 +160,7 @@ def test_the_ingest_command_builds_the_graph_with_the_grader_model(tmp_path, mon
     monkeypatch.setattr(core.llm.models, "get_chat_model", lambda settings, role="main": grader)
     monkeypatch.setattr(core.cli.common, "prepare_model", lambda settings: None)
     monkeypatch.setattr(core.knowledge.base, "get_embeddings", lambda settings: HashEmbeddings())
+    monkeypatch.setenv("RAG_GRAPH_AT_INGEST", "1")  # off in every other test (conftest)
     data = tmp_path / "data"
     wine = str(SAMPLES_DIR / "restaurant_wine.md")
     assert main(["--data-dir", str(data), "ingest", wine, "--collection", "wine", "--no-graph"]) == 0
@@ -186,12 +195,19 @@ def test_a_question_on_a_graph_being_built_says_so_and_answers_from_what_is_buil
     assert "graph_wait" not in result["answer"]
 
 
-def test_waiting_follows_the_running_build_to_its_end(kb):
+def test_waiting_follows_the_running_build_to_its_end(kb, monkeypatch):
     grader = Extractor(entities=["시그니처 스테이크"])
     release = threading.Event()
     grader.delay = lambda messages: (release.wait(30) and 0.0) if "knowledge graph" in messages[0].content else 0.0
-    graph_builds.start(kb.settings, kb, grader, "wine")  # as an ingest would
-    threading.Timer(0.2, release.set).start()
+    build = graph_builds.start(kb.settings, kb, grader, "wine")  # as an ingest would
+    wait = graph_builds.GraphBuild.wait
+
+    def wait_then_release(self, progress=None, timeout=None):
+        assert self is build and self.running  # the question joins the build under way
+        release.set()
+        return wait(self, progress, timeout)
+
+    monkeypatch.setattr(graph_builds.GraphBuild, "wait", wait_then_release)
     result = _ask(kb, grader, graph_wait=True)
     assert _load_event(result)["verdict"] == "built" and result["termination_reason"] == "answered"
     assert grader.extraction_calls() == calls_for(kb.info("wine")["chunks"])  # one build, not two

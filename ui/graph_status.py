@@ -15,6 +15,8 @@ REFRESH_SECONDS = 2
 
 def start_graph_build(settings: Settings, kb, collection: str) -> None:
     """Start the collection's graph build with the configured grader model (after an upload or a re-index)."""
+    if not settings.graph_at_ingest:  # switched off: Graph RAG's first question (or the button) starts it
+        return
     if graph_builds.build_after_ingest(settings, kb, collection) is None:
         st.session_state.setdefault("kb_errors", []).append(t("graph_no_model", collection=collection))
 
@@ -51,5 +53,7 @@ def _line(settings: Settings, kb, collection: str, build) -> None:
                      edges=len(record.get("edges") or []), done=len(record.get("done") or []),
                      chunks=int(record.get("chunks") or 0)) + stale)  # md-safe: stale is "" or our own t() text
     if not settings.read_only and st.button(t("graph_build"), key=f"kb_graph_{collection}"):
-        start_graph_build(settings, kb, collection)
+        if graph_builds.build_after_ingest(settings, kb, collection) is None:
+            st.error(t("graph_no_model", collection=collection), icon="⚠️")  # md-safe: a collection id
+            return
         st.rerun()

@@ -40,7 +40,11 @@ def cmd_ingest(settings: Settings, args) -> int:
             sys.stderr.write(f"note: {args.collection} has no description, so routers know it only by name; add one "
                              f"with --description, or draft one: python -m core collections --suggest {args.collection}\n")
     if report.added and not args.no_graph:
-        build_graph(settings, kb, args.collection)
+        if settings.graph_at_ingest:
+            build_graph(settings, kb, args.collection)
+        else:
+            sys.stderr.write("note: no graph extracted (RAG_GRAPH_AT_INGEST is off): Graph RAG's first question starts "
+                             "the build\n")
     return 0 if not report.errors else 1
 
 
