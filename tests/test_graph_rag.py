@@ -173,7 +173,8 @@ def test_linking_finds_names_in_the_question_and_matches_mentions_loosely():
 @pytest.mark.real_model
 def test_end_to_end_on_the_embedded_model(sample_settings):
     started = time.perf_counter()
-    result = run("graph_rag", PAIRING_Q, sample_settings, source_ids=["restaurant_wine"], graph_max_chunks=2)
+    result = run("graph_rag", PAIRING_Q, sample_settings, source_ids=["restaurant_wine"], graph_max_chunks=2,
+                 graph_wait=True)
     assert result["error"] is None, result["error"]
     assert result["termination_reason"] in TERMINATION_REASONS and result["trace"]
     assert 0 < result["llm_calls"] <= get_pattern("graph_rag").max_llm_calls(sample_settings)
