@@ -19,7 +19,7 @@ PATTERN_CASES = [
     ("basic", {}, MENU_QUESTION), ("adaptive", {}, MENU_QUESTION),
     ("adaptive", {"variant": "complexity"}, MENU_QUESTION), ("self_rag", {}, MENU_QUESTION),
     ("corrective", {}, MENU_QUESTION), ("agentic", {}, MENU_QUESTION), ("react", {}, POLICY_QUESTION),
-    ("react_native", {}, POLICY_QUESTION), ("graph_rag", {"source_ids": ["restaurant_menu"]}, MENU_QUESTION),
+    ("react_native", {}, POLICY_QUESTION), ("graph_rag", {"source_ids": ["restaurant_menu"], "graph_wait": True}, MENU_QUESTION),
 ]
 
 

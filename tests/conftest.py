@@ -17,6 +17,9 @@ os.environ["RAG_EMBEDDED_MODEL"] = "gemma-3-270m"
 # Every finished run's answer is claim-checked (core.run.verification). By rules only here, so a scripted
 # model's replies and call counts stay the pattern's own; the tests of the model check ask for it by name.
 os.environ["RAG_VERIFY_CLAIMS"] = "rules"
+# Indexing a collection starts Graph RAG's extraction with the configured grader (the real embedded model here);
+# off, so an upload in a page test runs no model. The tests of builds at ingest switch it on.
+os.environ["RAG_GRAPH_AT_INGEST"] = "0"
 
 
 @pytest.fixture

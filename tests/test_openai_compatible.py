@@ -115,7 +115,7 @@ def test_every_pattern_runs_through_the_server_to_a_termination_reason(server, s
                          max_tokens=160)  # room for an emulated turn of parallel tool calls
     question = POLICY_QUESTION if pattern_id.startswith("react") else MENU_QUESTION
     # one small graph (two chunks of one collection): the extraction goes through the server, call by call
-    options = {"source_ids": ["restaurant_menu"], "graph_max_chunks": 2} if pattern_id == "graph_rag" else {}
+    options = {"source_ids": ["restaurant_menu"], "graph_max_chunks": 2, "graph_wait": True} if pattern_id == "graph_rag" else {}
     result = run(pattern_id, question, settings, **options)
     assert result["error"] is None, result["error"]
     assert result["termination_reason"] in termination_reasons()

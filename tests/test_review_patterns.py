@@ -35,15 +35,19 @@ def _starts(system: str, prompt: str) -> bool:
 
 
 def _wine_triples(text: str) -> dict:
-    """What a perfect extractor reads off a wine-list chunk: each wine and the dishes it goes with."""
-    relations, wine = [], None
+    """What a perfect extractor reads off one call's numbered wine-list chunks: each wine and its dishes."""
+    triples, wine, chunk = [], None, 0
     for line in text.splitlines():
-        if line.startswith("## ") and line[3:4].isdigit():
+        if line.startswith("Chunk ") and line.rstrip(":")[6:].isdigit():
+            chunk, wine, count = int(line.rstrip(":")[6:]), None, 0
+        elif line.startswith("## ") and line[3:4].isdigit():
             wine = line.split(". ", 1)[-1].strip()
         elif wine and line.startswith("- 어울리는 음식:"):
-            relations += [{"source": wine, "relation": "어울리는 음식", "target": dish.strip()}
-                          for dish in line.split(":", 1)[1].split(",") if dish.strip()]
-    return {"relations": relations[:6]}
+            for dish in (d.strip() for d in line.split(":", 1)[1].split(",")):
+                if dish and count < 5:  # at most five facts a chunk, as the extraction asks
+                    triples.append({"c": chunk, "s": wine, "r": "어울리는 음식", "o": dish})
+                    count += 1
+    return {"t": triples}
 
 
 def _every_strip(messages) -> dict:
@@ -100,7 +104,7 @@ def wine_settings(tmp_path_factory):
     settings = load_settings(data_dir=str(tmp_path_factory.mktemp("graph") / "data"), provider="embedded")
     assert not KnowledgeBase(settings).ingest([SAMPLES_DIR / "restaurant_wine.md"], "wine").errors
     eg._cache.clear()
-    return settings.with_(k=2)
+    return settings.with_(k=2, graph_wait=True)  # the review is of the whole graph's relations
 
 
 @pytest.fixture

@@ -162,8 +162,27 @@ STRINGS = {
     "open_chat": ("Open the conversation", "대화 열기"),
     "continue_chat": ("Continue in chat", "채팅에서 이어가기"),
     "progress": ("{node}: {step} {subject}, {done} of {total}", "{node}: {step} {subject}, {total}개 중 {done}개"),
-    "progress_extract_graph": ("Building the {subject} knowledge graph (first use): {done} of {total} chunks",
-                               "{subject} 지식 그래프를 만드는 중 (처음 한 번): 청크 {total}개 중 {done}개"),
+    "progress_extract_graph": ("Waiting for the {subject} knowledge graph: {done} of {total} chunks read",
+                               "{subject} 지식 그래프를 기다리는 중: 청크 {total}개 중 {done}개 읽음"),
+    "graph_wait": ("Wait for the graph", "그래프 기다리기"),
+    "graph_wait_help": ("When a collection's graph is still being built: on, the question waits for the whole graph; "
+                        "off, it answers from what is built and says so.",
+                        "컬렉션의 그래프를 아직 만드는 중일 때: 켜면 질문이 그래프가 다 만들어질 때까지 기다리고, "
+                        "끄면 지금까지 만든 부분으로 답하며 그렇다고 알려 줍니다."),
+    "graph_building": ("Graph RAG graph: extracting with {model}, {done} of {total} chunks",
+                       "Graph RAG 그래프: {model}(으)로 추출하는 중, 청크 {total}개 중 {done}개"),
+    "graph_ready": ("Graph RAG graph ({model}): {nodes} entities, {edges} relations from {chunks} chunks",
+                    "Graph RAG 그래프 ({model}): 청크 {chunks}개에서 개체 {nodes}개, 관계 {edges}개"),
+    "graph_partial": ("Graph RAG graph ({model}), partly built: {done} of {chunks} chunks, {nodes} entities, "
+                      "{edges} relations", "Graph RAG 그래프 ({model}), 일부만 만듦: 청크 {chunks}개 중 {done}개, "
+                                           "개체 {nodes}개, 관계 {edges}개"),
+    "graph_stale": ("out of date: the collection changed since", "오래됨: 그 뒤 컬렉션이 바뀌었습니다"),
+    "graph_none": ("No Graph RAG graph yet.", "아직 Graph RAG 그래프가 없습니다."),
+    "graph_build": ("Build the graph", "그래프 만들기"),
+    "graph_failed": ("The graph was not built: {error}", "그래프를 만들지 못했습니다: {error}"),
+    "graph_no_model": ("No model to extract the graph of {collection} with: Graph RAG's first question on it starts "
+                       "the build.", "{collection}의 그래프를 추출할 모델이 없습니다. Graph RAG에서 처음 물을 때 "
+                                     "만들기 시작합니다."),
     "kb_title": ("Knowledge base", "지식 베이스"),
     "kb_intro": ("Collections the patterns retrieve from.", "패턴이 검색하는 컬렉션입니다."),
     "indexing_samples": ("Indexing the sample documents (first use)…", "샘플 문서를 색인하는 중 (처음 한 번)…"),

@@ -9,6 +9,7 @@ from core.knowledge.base import RESERVED, KnowledgeBase, valid_collection_name
 from core.knowledge.loaders import KnowledgeError
 from core.knowledge.sources import SourceError, get_source, suggest_description, update_source
 from core.studio.render import plain_markdown
+from ui.graph_status import graph_status, start_graph_build
 from ui.i18n import t
 from ui.retrieval_view import retrieval_view
 from ui.sidebar import sidebar
@@ -101,7 +102,9 @@ def _collection(kb: KnowledgeBase, name: str, settings: Settings) -> None:
                     st.error(plain_markdown(str(exc)), icon="⚠️")
                     return
                 st.session_state.setdefault("kb_messages", []).append(t("reindexed", collection=name, n=n))
+                start_graph_build(settings, kb, name)  # unchanged chunks find their graph stored: nothing extracted
                 st.rerun()
+        graph_status(settings, kb, name)
         for source in info["sources"]:
             left, right = st.columns([4, 1])
             left.markdown(f"📄 {plain_markdown(source)}")  # an uploaded file's name is the uploader's text
@@ -210,6 +213,7 @@ def _upload(kb: KnowledgeBase, settings: Settings) -> None:
         for reason in report.errors.values():
             st.error(plain_markdown(reason), icon="⚠️")
         return
+    start_graph_build(settings, target, collection)  # in the background: the collection's line shows its progress
     # rerun, so the collection list above shows what was just indexed; the outcome is shown after it
     st.session_state["kb_upload_round"] = round_ + 1
     st.session_state.setdefault("kb_messages", []).extend(

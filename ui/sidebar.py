@@ -141,6 +141,9 @@ def _run_options(p: dict, pattern_id: str | None) -> dict:
           help=None if pattern.supports_review else t("review_unsupported"))
     if pattern.supports_review and p["review"]:
         options["review"] = True
+    if "graph_wait" in pattern.reset:  # Graph RAG: wait for a graph still being built, or answer from what is built
+        p.setdefault("graph_wait", current_settings().graph_wait)
+        options["graph_wait"] = bool(bound(st.toggle, "graph_wait", t("graph_wait"), help=t("graph_wait_help")))
     return options
 
 

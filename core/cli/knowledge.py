@@ -39,7 +39,43 @@ def cmd_ingest(settings: Settings, args) -> int:
         if not source.described:
             sys.stderr.write(f"note: {args.collection} has no description, so routers know it only by name; add one "
                              f"with --description, or draft one: python -m core collections --suggest {args.collection}\n")
+    if report.added and not args.no_graph:
+        if settings.graph_at_ingest:
+            build_graph(settings, kb, args.collection)
+        else:
+            sys.stderr.write("note: no graph extracted (RAG_GRAPH_AT_INGEST is off): Graph RAG's first question starts "
+                             "the build\n")
     return 0 if not report.errors else 1
+
+
+def build_graph(settings: Settings, kb, collection: str) -> None:
+    """Graph RAG's graph of a collection just indexed, built now with the grader model, its progress on stderr.
+
+    The build runs in a thread; this process waits for it (a CLI process that ended would take it along).
+    Ctrl-C stops waiting: what was extracted is stored, and the next build continues from there.
+    """
+    from core.knowledge import graph_builds
+
+    common.prepare_model(settings)
+    build = graph_builds.build_after_ingest(settings, kb, collection)
+    if build is None:
+        sys.stderr.write(f"note: no grader model to extract {collection}'s graph with; Graph RAG's first question "
+                         "on it starts the build\n")
+        return
+    sys.stderr.write(f"graph of {collection}: extracting with {build.model} (skip with --no-graph)\n")
+    try:
+        build.wait(lambda done, total: common.progress(done, total, f"graph {collection}"))
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\nstopped: {build.done} of {build.total} chunks' relations are stored; the next ingest or "
+                         "Graph RAG question on it continues the build\n")
+        return
+    if build.state == "failed":
+        sys.stderr.write(f"error: the graph of {collection} was not built: {build.error}\n")
+        return
+    info = build.info
+    print(f"graph  {collection}: {info['nodes']} entities, {info['edges']} relations from {info['chunks']} chunks "
+          f"({info['status']}, {build.model})" + (f"; {len(info['errors'])} extraction call(s) failed"
+                                                   if info["errors"] else ""))
 
 
 def cmd_collections(settings: Settings, args) -> int:
@@ -134,6 +170,8 @@ def register(sub) -> dict:
                    help="replace a same-named document that was indexed from another folder")
     p.add_argument("--description", help="which questions the collection answers (what the routers read)")
     p.add_argument("--name", help="display name of the collection")
+    p.add_argument("--no-graph", action="store_true",
+                   help="do not extract Graph RAG's entity graph now (its first question starts it)")
     p = sub.add_parser("collections", help="list the collections (sources) and their descriptions; describe one")
     p.add_argument("--suggest", metavar="NAME", help="draft a description of NAME from its first chunks")
     p.add_argument("--save", action="store_true", help="with --suggest: store the draft as the description")

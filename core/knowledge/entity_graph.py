@@ -1,9 +1,15 @@
-"""Entity–relation graphs for Graph RAG: extraction, storage next to the collection, linking, expansion.
+"""Entity–relation graphs for Graph RAG: storage next to the collection, linking, expansion.
 
-One graph per collection, built by structured-output extraction over its chunks into a networkx
-MultiDiGraph, stored as plain JSON under ``<data>/graphs/<collection>.json`` together with a digest
-of the chunks it came from. It is rebuilt only when that digest changes (chunks added, removed or
-edited). Every edge remembers the chunk it was read from, so answers can name their sources.
+One graph per collection, extracted by ``core.knowledge.graph_extraction`` into a networkx
+MultiDiGraph and stored as plain JSON under ``<data>/graphs/<collection>.json``, keyed by the digest
+of the chunks it came from AND the name of the model that read them: a graph from other chunks (the
+collection changed) or from another model is never used; it is rebuilt. A build stores its graph as
+it goes (``complete: false`` with the chunks done), so a question can answer from what is built and
+an interrupted build resumes where it stopped. Every edge remembers its chunk, so answers name sources.
+
+The sample collections ship with graphs built by the default embedded model (``core/samples/graphs``,
+``scripts/build_sample_graphs.py``): when no usable graph is stored, a shipped one with the same
+digest and model is copied in and nothing is extracted.
 """
 
 from __future__ import annotations
@@ -19,62 +25,34 @@ from typing import Annotated
 
 import networkx as nx
 from langchain_core.documents import Document
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import BaseModel, Field
 
 from core.config import Settings
-from core.llm import graders
-from core.prompts import agents as P
-from core.prompts import fence
+from core.knowledge.graph_extraction import (
+    NAME_CHARS,
+    add_relations,
+    clean_name,
+    cut,
+    extract_into,
+    first,
+    meaningful,
+    model_label,
+    name_key,
+)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: several chunks per call, keyed by chunk digest and model
 GRAPH_MAX_CHUNKS = 40  # per collection: the extraction cost of one build stays bounded
-MAX_RELATIONS_PER_CHUNK = 5
-NAME_CHARS, RELATION_CHARS = 30, 20  # short fields also keep constrained decoding fast on small models
+SHIPPED_GRAPHS = Path(__file__).resolve().parent.parent / "samples" / "graphs"
 
-
-def _cut(limit: int) -> BeforeValidator:
-    """Trim instead of failing: the limit is a hint for constrained decoders, not a reason to drop a chunk."""
-    return BeforeValidator(lambda v: " ".join(str(v).split())[:limit] if v is not None else "")
-
-
-def _first(limit: int) -> BeforeValidator:
-    return BeforeValidator(lambda v: list(v)[:limit] if isinstance(v, (list, tuple)) else v)
-
-
-class Relation(BaseModel):
-    source: Annotated[str, Field(max_length=NAME_CHARS), _cut(NAME_CHARS)]
-    relation: Annotated[str, Field(max_length=RELATION_CHARS), _cut(RELATION_CHARS)]
-    target: Annotated[str, Field(max_length=NAME_CHARS), _cut(NAME_CHARS)]
-
-
-class Extraction(BaseModel):
-    """The facts of one chunk, as (source, relation, target) triples."""
-
-    relations: Annotated[list[Relation], Field(max_length=MAX_RELATIONS_PER_CHUNK), _first(MAX_RELATIONS_PER_CHUNK)]
+__all__ = ["add_relations", "clean_name", "model_label", "name_key"]  # the names callers take from here
 
 
 class QuestionEntities(BaseModel):
-    entities: Annotated[list[Annotated[str, Field(max_length=NAME_CHARS), _cut(NAME_CHARS)]],
-                        Field(max_length=5), _first(5)]
+    entities: Annotated[list[Annotated[str, Field(max_length=NAME_CHARS), cut(NAME_CHARS)]],
+                        Field(max_length=5), first(5)]
 
 
-# ---------------------------------------------------------------- names
-
-
-def clean_name(text: str) -> str:
-    return " ".join(str(text or "").split()).strip(" \"'`.,;:()[]{}")
-
-
-def name_key(text: str) -> str:
-    """What two names must share to be the same node: case and spacing ignored."""
-    return "".join(clean_name(text).casefold().split())
-
-
-def _meaningful(key: str) -> bool:
-    return len(key) >= 2 and not key.replace(".", "").replace(",", "").isdigit()
-
-
-# ---------------------------------------------------------------- building and storing
+# ---------------------------------------------------------------- keys and records
 
 
 def graph_path(settings: Settings, collection: str) -> Path:
@@ -93,48 +71,16 @@ def collection_chunks(kb, collection: str, max_chunks: int) -> tuple[list[Docume
     return used, digest.hexdigest()[:16]
 
 
-def _label(meta: dict) -> str:
-    source = meta.get("source", "?")
-    return f"{source} p.{meta.get('page', 1)}" if source.lower().endswith(".pdf") else source
+def usable(record: dict | None, digest: str, model: str) -> bool:
+    """Whether a stored graph may be used: same format, same chunks, same model (never a stale or foreign one)."""
+    return bool(record) and record.get("version") == FORMAT_VERSION and record.get("digest") == digest \
+        and record.get("model") == model
 
 
-def add_relations(graph: nx.MultiDiGraph, doc: Document, relations: list[Relation], collection: str) -> int:
-    """Add one chunk's triples; nodes merge by name key. Returns the number of edges added."""
-    meta = doc.metadata
-    added = 0
-    for rel in relations:
-        source, target, relation = clean_name(rel.source), clean_name(rel.target), clean_name(rel.relation)
-        s_key, t_key = name_key(source), name_key(target)
-        if not (_meaningful(s_key) and _meaningful(t_key)) or s_key == t_key:
-            continue
-        for key, name in ((s_key, source), (t_key, target)):
-            if key not in graph:
-                graph.add_node(key, name=name, collections=[collection])
-            elif collection not in graph.nodes[key]["collections"]:
-                graph.nodes[key]["collections"].append(collection)
-        graph.add_edge(s_key, t_key, relation=relation or "related to", chunk_id=meta.get("chunk_id", ""),
-                       label=_label(meta), doc_source=meta.get("source", "?"), title=meta.get("title", ""),
-                       page=meta.get("page"), collection=collection)
-        added += 1
-    return added
-
-
-def build_graph(model, docs: list[Document], collection: str, max_concurrency: int = 4,
-                progress=None) -> tuple[nx.MultiDiGraph, list[str]]:
-    """Extract triples from every chunk (structured output, one retry) into a graph; errors are listed.
-
-    ``progress(done, total)`` is called as each chunk's extraction ends.
-    """
-    humans = [fence(d.page_content) for d in docs]
-    outcomes = graders.ask_many(model, Extraction, P.GRAPH_EXTRACT_SYSTEM, humans, Extraction(relations=[]),
-                                max_concurrency, progress)
-    graph = nx.MultiDiGraph()
-    errors = []
-    for doc, outcome in zip(docs, outcomes):
-        if outcome.fallback:
-            errors.append(f"{doc.metadata.get('chunk_id', '?')}: {outcome.error[:120]}")
-        add_relations(graph, doc, outcome.value.relations, collection)
-    return graph, errors
+def _failed_entirely(record: dict) -> bool:
+    """A finished build in which every chunk failed extraction is retried rather than kept."""
+    chunks = record.get("chunks") or 0
+    return bool(record.get("complete")) and chunks > 0 and len(record.get("failed") or []) >= chunks
 
 
 def export_graph(graph: nx.MultiDiGraph) -> dict:
@@ -158,19 +104,9 @@ def import_graph(data: dict) -> nx.MultiDiGraph:
 
 def _write(path: Path, record: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
     tmp.replace(path)  # atomic: a reader never sees half a graph
-
-
-_cache: dict[str, tuple[str, nx.MultiDiGraph]] = {}  # path -> (digest, graph)
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
-
-
-def _lock(path: Path) -> threading.Lock:
-    with _locks_guard:
-        return _locks.setdefault(str(path), threading.Lock())
 
 
 def _read(path: Path) -> dict | None:
@@ -180,54 +116,140 @@ def _read(path: Path) -> dict | None:
         return None
 
 
-def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int = GRAPH_MAX_CHUNKS,
-                 model_name: str = "", progress=None) -> tuple[nx.MultiDiGraph, dict]:
-    """The collection's graph: from memory or disk when its chunks are unchanged, else built and stored
-    (``progress(done, total)`` follows the extraction).
+_cache: dict[str, tuple[str, str, nx.MultiDiGraph, dict]] = {}  # path -> (digest, model, graph, summary): complete only
 
-    Returns the graph and an info dict: collection, status (cached | loaded | built), digest,
-    chunks, nodes, edges, ms, errors.
+
+def _remember(path: Path, digest: str, model: str, graph: nx.MultiDiGraph, record: dict) -> None:
+    """Keep a complete graph in memory with what its info needs (a build that failed entirely is not kept)."""
+    if record.get("complete") and not _failed_entirely(record):
+        summary = {key: record.get(key) for key in ("complete", "chunks", "errors", "failed")}
+        _cache[str(path)] = (digest, model, graph, summary)
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _lock(path: Path) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(str(path), threading.Lock())
+
+
+# ---------------------------------------------------------------- reading without building
+
+
+def _lookup(settings: Settings, collection: str, digest: str, model: str) -> tuple[nx.MultiDiGraph | None, dict, str]:
+    """The usable graph for these chunks and this model: (graph or None, its record, status).
+
+    status: cached | loaded | shipped (complete) | partial (a build under way or interrupted) | missing.
     """
     path = graph_path(settings, collection)
-    with _lock(path):  # two sessions asking at once build it once
+    cached = _cache.get(str(path))
+    if cached and cached[:2] == (digest, model):
+        return cached[2], cached[3], "cached"
+    stored = _read(path)
+    if usable(stored, digest, model):
+        graph = import_graph(stored)
+        _remember(path, digest, model, graph, stored)
+        return graph, stored, "loaded" if stored.get("complete") else "partial"
+    shipped = _read(SHIPPED_GRAPHS / f"{collection}.json")
+    if usable(shipped, digest, model) and shipped.get("complete") and not _failed_entirely(shipped):
+        _write(path, shipped)  # a fresh data directory: the sample's graph as shipped, nothing extracted
+        graph = import_graph(shipped)
+        _remember(path, digest, model, graph, shipped)
+        return graph, shipped, "shipped"
+    return None, {}, "missing"
+
+
+def _info(collection: str, digest: str, docs: list, model: str, record: dict, status: str) -> dict:
+    done = len(docs) if record.get("complete") else len(record.get("done") or [])
+    return {"collection": collection, "digest": digest, "chunks": len(docs), "model": model, "status": status,
+            "ready": bool(record.get("complete")), "failed": _failed_entirely(record), "done": done,
+            "errors": list(record.get("errors") or [])}
+
+
+def current_graph(settings: Settings, kb, collection: str, model: str,
+                  max_chunks: int = GRAPH_MAX_CHUNKS) -> tuple[nx.MultiDiGraph, dict]:
+    """The graph as far as it is built, never extracting: what a question that does not wait reads.
+
+    Info: collection, digest, chunks, model, status (see ``_lookup``), ready, failed (every chunk failed: a
+    build retries it), done, errors, nodes, edges.
+    """
+    docs, digest = collection_chunks(kb, collection, max_chunks)
+    graph, record, status = _lookup(settings, collection, digest, model)
+    info = _info(collection, digest, docs, model, record, status)
+    graph = graph if graph is not None else nx.MultiDiGraph()
+    info.update(nodes=graph.number_of_nodes(), edges=graph.number_of_edges())
+    return graph, info
+
+
+# ---------------------------------------------------------------- building
+
+
+def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int = GRAPH_MAX_CHUNKS,
+                 model_name: str = "", progress=None) -> tuple[nx.MultiDiGraph, dict]:
+    """The collection's complete graph: stored (or shipped) when usable, else extracted, resuming a partial
+    build; stored after every batch. ``progress(done, total)`` follows the extraction.
+
+    Info as ``current_graph``'s plus ms; status built when anything was extracted.
+    """
+    model_name = model_name or model_label(model)
+    path = graph_path(settings, collection)
+    with _lock(path):  # two callers asking at once build it once
         started = time.perf_counter()
         docs, digest = collection_chunks(kb, collection, max_chunks)
-        info = {"collection": collection, "digest": digest, "chunks": len(docs), "errors": []}
-        cached = _cache.get(str(path))
-        if cached and cached[0] == digest:
-            graph, info["status"] = cached[1], "cached"
-        elif (stored := _read(path)) and stored.get("digest") == digest and stored.get("version") == FORMAT_VERSION \
-                and not (docs and len(stored.get("errors") or []) >= len(docs)):  # a build that failed entirely is retried
-            graph, info["status"] = import_graph(stored), "loaded"
-            info["model"] = stored.get("model", "")
-        else:
-            graph, errors = build_graph(model, docs, collection, settings.max_concurrency, progress)
-            info.update(status="built", errors=errors, model=model_name)
-            _write(path, {"version": FORMAT_VERSION, "collection": collection, "digest": digest, "chunks": len(docs),
-                          "max_chunks": max_chunks, "model": model_name, "built_at": int(time.time()),
-                          "errors": errors, **export_graph(graph)})
-        _cache[str(path)] = (digest, graph)
+        graph, record, status = _lookup(settings, collection, digest, model_name)
+        if _failed_entirely(record):  # every chunk failed last time: start again
+            graph, record = None, {}
+        if not record.get("complete"):
+            graph, record = _extract(settings, model, docs, collection, digest, model_name, max_chunks,
+                                     graph, record, progress)
+            _remember(path, digest, model_name, graph, record)
+            status = "built"
+        info = _info(collection, digest, docs, model_name, record, status)
         info.update(nodes=graph.number_of_nodes(), edges=graph.number_of_edges(),
                     ms=int((time.perf_counter() - started) * 1000))
         return graph, info
 
 
-def graph_with_digest(settings: Settings, collection: str, digest: str) -> nx.MultiDiGraph | None:
-    """The collection's graph if the one in memory (or on disk) was built from chunks with this digest.
-
-    Nodes after the first of a run use it: ``ensure_graph`` already fetched and hashed the chunks once.
-    """
+def _extract(settings: Settings, model, docs: list[Document], collection: str, digest: str, model_name: str,
+             max_chunks: int, graph, record: dict, progress) -> tuple[nx.MultiDiGraph, dict]:
+    """Extract the chunks a partial record has not done yet, storing the graph after every batch."""
+    done = [i for i in record.get("done") or [] if i in {d.id for d in docs}] if graph is not None else []
+    graph = graph if graph is not None else nx.MultiDiGraph()
+    failed = list(record.get("failed") or []) if done else []
+    earlier_errors = list(record.get("errors") or []) if done else []
+    todo = [d for d in docs if d.id not in set(done)]
     path = graph_path(settings, collection)
-    with _lock(path):
-        cached = _cache.get(str(path))
-        if cached and cached[0] == digest:
-            return cached[1]
-        stored = _read(path)
-        if stored and stored.get("digest") == digest and stored.get("version") == FORMAT_VERSION:
-            graph = import_graph(stored)
-            _cache[str(path)] = (digest, graph)
-            return graph
-        return None
+
+    def store(complete: bool, errors: list[str]) -> dict:
+        stored = {"version": FORMAT_VERSION, "collection": collection, "digest": digest, "model": model_name,
+                  "chunks": len(docs), "max_chunks": max_chunks, "complete": complete, "done": list(done),
+                  "failed": failed, "errors": earlier_errors + errors, "built_at": int(time.time()),
+                  **export_graph(graph)}
+        _write(path, stored)
+        return stored
+
+    def on_batch(batch: list[Document], error: str) -> None:
+        done.extend(d.id for d in batch)
+        if error:
+            failed.extend(d.id for d in batch)
+            new_errors.append(error)
+        store(False, new_errors)
+        if progress:
+            progress(len(done), len(docs))
+
+    new_errors: list[str] = []
+    if progress:  # the total is known before the first call returns (minutes on a small local model)
+        progress(len(done), len(docs))
+    errors = extract_into(graph, model, todo, collection, settings.max_concurrency, on_batch)
+    return graph, store(True, errors)
+
+
+def graph_with_digest(settings: Settings, collection: str, digest: str, model: str) -> nx.MultiDiGraph | None:
+    """The collection's graph (complete or as far as built) if it was read from chunks with this digest by
+    this model. Nodes after the first of a run use it: the chunks were fetched and hashed once already.
+    """
+    graph, _, _ = _lookup(settings, collection, digest, model)
+    return graph
 
 
 def drop_graph(settings: Settings, collection: str) -> None:
@@ -243,8 +265,8 @@ def stored_graph(settings: Settings, collection: str) -> dict | None:
     record = _read(graph_path(settings, collection))
     if not record:
         return None
-    return {key: record.get(key) for key in ("collection", "digest", "chunks", "model", "built_at", "errors",
-                                              "nodes", "edges")}
+    return {key: record.get(key) for key in ("collection", "digest", "chunks", "max_chunks", "model", "built_at",
+                                              "errors", "complete", "done", "nodes", "edges")}
 
 
 # ---------------------------------------------------------------- answering
@@ -271,7 +293,7 @@ def link_entities(graph: nx.MultiDiGraph, question: str, mentions: list[str], li
     q_key = name_key(question)
     found: dict[str, dict] = {}
     for key, data in graph.nodes(data=True):
-        if _meaningful(key) and key in q_key:
+        if meaningful(key) and key in q_key:
             found[key] = {"node": key, "name": data.get("name", key), "mention": data.get("name", key), "how": "in_question"}
     # a name inside a longer matched name ("스테이크" in "시그니처 스테이크") adds nothing but noise
     for key in list(found):
@@ -280,12 +302,12 @@ def link_entities(graph: nx.MultiDiGraph, question: str, mentions: list[str], li
     keys = list(graph.nodes)
     for mention in mentions:
         m_key = name_key(mention)
-        if not _meaningful(m_key):
+        if not meaningful(m_key):
             continue
         if m_key in graph:
             match, how = m_key, "exact"
         else:
-            containing = [k for k in keys if _meaningful(k) and (m_key in k or k in m_key)]
+            containing = [k for k in keys if meaningful(k) and (m_key in k or k in m_key)]
             if containing:
                 overlap = lambda k: (min(len(k), len(m_key)) / max(len(k), len(m_key)), -len(k))  # noqa: B023
                 match, how = max(containing, key=overlap), "contains"

@@ -1,21 +1,32 @@
 """Graph RAG: answer from an entity–relation graph instead of from text chunks.
 
-Each collection's graph is extracted once (structured output into networkx) and stored next to it;
-it is rebuilt only when the collection's chunks change. A question is linked to graph nodes (names
+Each collection's graph is extracted when the collection is ingested or re-indexed, in the background
+(``core.knowledge.graph_builds``; the sample collections ship theirs), and stored next to it, keyed by
+its chunks and the extracting model (the run's grader). A question is linked to graph nodes (names
 found in it, plus the entities a model lists), the neighbourhood up to ``HOPS`` hops is collected,
 and its relations, each with the chunk it came from, are the context of the answer. Optional human
 review pauses before the answer with those relations, grouped by the chunk they came from (drop a
 chunk's relations, or edit the question: its entities are linked again).
+
+A question on a collection whose graph is not ready (still being built, or never built for these chunks
+and this model) does not extract anything itself unless asked to: it starts the build in the background
+if none runs, answers from what is built so far (the build stores its graph after every batch), and
+says so in its trace (``not_ready``) and at the end of the answer, naming the way to wait. Waiting is
+the run option ``graph_wait`` (default: the ``RAG_GRAPH_WAIT`` setting, off): the run then follows the
+build's progress and answers from the whole graph. A quick, honest partial answer is what a chat user
+expects from a question; a demo that needs the whole graph asks to wait.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 
 from core.knowledge import entity_graph as eg
+from core.knowledge import graph_builds
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
@@ -43,7 +54,9 @@ MAX_GRAPH_COLLECTIONS = 4
 
 class GraphRagState(BaseState, total=False):
     graph_max_chunks: int  # option: chunks extracted per collection (at most eg.GRAPH_MAX_CHUNKS); 0 = that
-    graphs: list[dict]  # build info per collection: status, digest, nodes, edges, ms
+    graph_wait: bool | None  # option: wait for a graph that is not ready (None: settings.graph_wait)
+    graphs: list[dict]  # build info per collection: status, digest, ready, done, nodes, edges, ms
+    graph_note: str  # said at the end of the answer when a graph was not ready
     mentions: list[str]
     entities: list[dict]  # linked nodes: {node, name, mention, how}
     relations: list[dict]  # the relations used as context
@@ -53,43 +66,33 @@ def build(ctx: RunContext) -> StateGraph:
     s = ctx.settings
 
     def load_graph(state: GraphRagState) -> dict:
-        """Extract (or load) the graph of each of the run's sources, at most MAX_GRAPH_COLLECTIONS."""
-        cap = min(state.get("graph_max_chunks") or eg.GRAPH_MAX_CHUNKS, eg.GRAPH_MAX_CHUNKS)
+        """The graph of each of the run's sources (at most MAX_GRAPH_COLLECTIONS): ready, waited for, or partial."""
+        cap = _cap(state)
+        wait = s.graph_wait if state.get("graph_wait") is None else bool(state["graph_wait"])
         sources = run_sources(ctx, state)
-        infos, events = [], []
-        for source in sources[:MAX_GRAPH_COLLECTIONS]:
-            # a first build can take minutes on a small local model: the live status counts the chunks
-            progress = progress_reporter("load_graph", "extract_graph", source.id)
-            _, info = eg.ensure_graph(s, ctx.kb, ctx.grader, source.id, cap, _model_name(ctx), progress)
-            infos.append(info)
+        infos = [_graph_info(ctx, source.id, cap, wait) for source in sources[:MAX_GRAPH_COLLECTIONS]]
+        events = []
         if len(sources) > MAX_GRAPH_COLLECTIONS:
             skipped = ", ".join(src.id for src in sources[MAX_GRAPH_COLLECTIONS:])
             events.append(event("load_graph", "info", grader="graph", target="collections",
                                 verdict=f"{MAX_GRAPH_COLLECTIONS} of {len(sources)}",
                                 reason=f"at most {MAX_GRAPH_COLLECTIONS} graphs per run; not used: {skipped} "
                                        "(choose fewer sources in the sidebar)"))
-        events += [event("load_graph", "error" if info["errors"] else "info", grader="graph", target=info["collection"],
-                         verdict=info["status"],
-                         reason=f"{info['nodes']} nodes, {info['edges']} relations from {info['chunks']} chunk(s) "
-                                f"in {info['ms']} ms" + (f"; {len(info['errors'])} chunk(s) failed extraction"
-                                                         if info["errors"] else ""))
-                   for info in infos]
+        events += [_graph_event(info) for info in infos]
         if not infos:
             events.append(event("load_graph", "error", grader="graph", target="collections", verdict="none",
                                 reason="the run has no source to build a graph from"))
-        return {"graphs": [{k: v for k, v in i.items() if k != "errors"} for i in infos], "trace": events}
+        waiting = [i for i in infos if not i["ready"]]
+        note = _not_ready_note(state["standalone_question"], waiting) if waiting else ""
+        return {"graphs": [{k: v for k, v in i.items() if k != "errors"} for i in infos], "graph_note": note,
+                "trace": events}
 
     def graph_for(state: GraphRagState):
-        """The merged graph of the sources load_graph checked in this run (by digest: no chunk is fetched again)."""
-        graphs = []
-        for info in state.get("graphs", []):
-            graph = eg.graph_with_digest(s, info["collection"], info["digest"])
-            if graph is None:  # another process replaced it since: check again
-                graph, _ = eg.ensure_graph(s, ctx.kb, ctx.grader, info["collection"],
-                                           min(state.get("graph_max_chunks") or eg.GRAPH_MAX_CHUNKS, eg.GRAPH_MAX_CHUNKS),
-                                           _model_name(ctx))
-            graphs.append(graph)
-        return eg.merge_graphs(graphs)
+        """The merged graph of the sources load_graph checked in this run (by digest: no chunk is fetched again),
+        as far as each is built now."""
+        name = eg.model_label(ctx.grader)
+        graphs = [eg.graph_with_digest(s, info["collection"], info["digest"], name) for info in state.get("graphs", [])]
+        return eg.merge_graphs([g for g in graphs if g is not None])  # replaced since by another process: left out
 
     def link_entities(state: GraphRagState) -> dict:
         question = state["standalone_question"]
@@ -128,7 +131,7 @@ def build(ctx: RunContext) -> StateGraph:
         system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
         reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
         docs = eg.relation_documents(relations)
-        return {**final(str(reply.content).strip(), docs),
+        return {**final(_with_note(str(reply.content).strip(), state), docs),
                 **stop("generate", "answered", f"answered from {len(relations)} relation(s) around "
                                                f"{len(state['entities'])} matched entit(ies)")}
 
@@ -142,7 +145,9 @@ def build(ctx: RunContext) -> StateGraph:
                      "I cannot answer: the knowledge graph has nothing about what the question asks.")
         why = ("no relations around the matched entities" if state.get("entities")
                else f"no graph node matches the question's entities ({', '.join(state.get('mentions', []))})")
-        return {**final(answer), **stop("not_found", "no_relevant_documents", why)}
+        if state.get("graph_note"):
+            why += " (the graph is not fully built yet)"
+        return {**final(_with_note(answer, state)), **stop("not_found", "no_relevant_documents", why)}
 
     def relations_as_documents(state: GraphRagState) -> list:
         """The relations the answer will read, one document per chunk they came from (what the sources list)."""
@@ -175,36 +180,85 @@ def build(ctx: RunContext) -> StateGraph:
     return builder
 
 
-def _model_name(ctx: RunContext) -> str:
-    model = ctx.grader
-    return str(getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__)
+def _cap(state: GraphRagState) -> int:
+    return min(state.get("graph_max_chunks") or eg.GRAPH_MAX_CHUNKS, eg.GRAPH_MAX_CHUNKS)
+
+
+def _graph_info(ctx: RunContext, collection: str, cap: int, wait: bool) -> dict:
+    """The collection's graph info after making sure a build runs if it is not ready; waits for it if asked.
+
+    A graph whose every chunk failed extraction is built again. A build already running for another
+    model or cap is waited for, then this run's own is started.
+    """
+    started = time.perf_counter()
+    name = eg.model_label(ctx.grader)
+    _, info = eg.current_graph(ctx.settings, ctx.kb, collection, name, cap)
+    if not info["ready"] or info["failed"]:
+        build = graph_builds.start(ctx.settings, ctx.kb, ctx.grader, collection, cap)
+        if wait:
+            # a first build takes minutes on a small local model: the live status counts the chunks
+            report = progress_reporter("load_graph", "extract_graph", collection)
+            build.wait(report)
+            if build.state == "ready" and build.model != name:  # someone else's build: now ours
+                build = graph_builds.start(ctx.settings, ctx.kb, ctx.grader, collection, cap)
+                build.wait(report)
+            if build.state == "failed":
+                raise RuntimeError(f"the graph of {collection} could not be built: {build.error}")
+            _, info = eg.current_graph(ctx.settings, ctx.kb, collection, name, cap)
+            info["status"] = "built"
+    info["ms"] = int((time.perf_counter() - started) * 1000)
+    return info
+
+
+def _graph_event(info: dict) -> dict:
+    """load_graph's trace line for one collection: how its graph was found, or that it is not ready."""
+    size = f"{info['nodes']} nodes, {info['edges']} relations"
+    if not info["ready"]:
+        return event("load_graph", "info", grader="graph", target=info["collection"], verdict="not_ready",
+                     reason=f"graph not ready: {info['done']} of {info['chunks']} chunk(s) read by {info['model']}, "
+                            f"being built in the background; answering from what is built ({size}); ask again "
+                            "when it is built, or set graph_wait to wait for it")
+    failed = f"; {len(info['errors'])} extraction call(s) failed" if info["errors"] else ""
+    return event("load_graph", "error" if info["errors"] else "info", grader="graph", target=info["collection"],
+                 verdict=info["status"], reason=f"{size} from {info['chunks']} chunk(s) in {info['ms']} ms{failed}")
+
+
+def _not_ready_note(question: str, infos: list[dict]) -> str:
+    """The answer's last paragraph when a graph is not ready: what was used, and how to get the whole graph."""
+    parts = ", ".join(f"{i['collection']} ({i['done']}/{i['chunks']})" for i in infos)
+    return say(question, f"참고: {parts}의 지식 그래프를 아직 만드는 중이라 지금까지 만든 부분으로만 답했습니다. "
+                         "다 만들어진 뒤 다시 묻거나, '그래프 기다리기'(graph_wait)를 켜고 물어 보세요.",
+               f"Note: the knowledge graph of {parts} chunks is still being built, so this answer uses only what "
+               "is built so far. Ask again when it is finished, or turn on 'Wait for the graph' (graph_wait).")
+
+
+def _with_note(answer: str, state: GraphRagState) -> str:
+    return f"{answer}\n\n{state['graph_note']}" if state.get("graph_note") else answer
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
-    """Answering: contextualize 1 + entity listing 2 (one parse retry) + answer 1 = 4 (with review on: for
-    each stretch between two review decisions; an edited question lists its entities again).
+    """contextualize 1 + entity listing 2 (one parse retry) + answer 1 = 4 (with review on: for each stretch
+    between two review decisions; an edited question lists its entities again), whatever the sources.
 
-    Plus, only in a run that (re)builds a graph: extraction 2 per chunk (one parse retry), at most
-    GRAPH_MAX_CHUNKS chunks for each source, at most MAX_GRAPH_COLLECTIONS sources (all of them when
-    the number of sources is not given).
+    Graph extraction is not a call of the run: it runs in a background build (``graph_builds``), which a
+    run with ``graph_wait`` waits for without making its calls.
     """
-    graphs = MAX_GRAPH_COLLECTIONS if sources is None else min(MAX_GRAPH_COLLECTIONS, sources)
-    return 4 + 2 * eg.GRAPH_MAX_CHUNKS * graphs
+    return 4
 
 
 PATTERN = Pattern(
     id="graph_rag",
     title="Graph RAG",
-    description="Extracts an entity–relation graph from each collection once, links the question to its nodes\n"
+    description="Extracts an entity–relation graph from each collection at ingest, links the question to its nodes\n"
                 "and answers from the relations around them, listing the entities and relations it used.",
     order=80,
-    description_ko="각 컬렉션에서 개체–관계 그래프를 한 번 추출하고, 질문을 그 노드에 연결해\n"
+    description_ko="색인할 때 각 컬렉션에서 개체–관계 그래프를 추출하고, 질문을 그 노드에 연결해\n"
                    "주변 관계로 답하며, 사용한 개체와 관계를 보여 줍니다.",
     termination_reasons=(ANSWERED, DIRECT_ANSWER, NO_RELEVANT_DOCUMENTS, USER_REJECTED),
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
     supports_review=True,
-    reset={"graph_max_chunks": 0, "graphs": [], "mentions": [], "entities": [],
+    reset={"graph_max_chunks": 0, "graph_wait": None, "graphs": [], "graph_note": "", "mentions": [], "entities": [],
            "relations": []},
 )

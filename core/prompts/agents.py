@@ -92,12 +92,16 @@ documents as far as they allow, and say briefly what is still missing."""
 
 # ---------------------------------------------------------------- Graph RAG
 
-GRAPH_EXTRACT_SYSTEM = f"""Extract facts from the document for a knowledge graph, as triples \
+# Instructions only, the chunks come in the human message after them: every extraction call starts with
+# the same text, so a local model's prompt-state cache reads it once. Short keys keep the output small:
+# a triple costs the model its names, not its field names.
+GRAPH_EXTRACT_SYSTEM = f"""Extract facts for a knowledge graph from the numbered chunks, as triples \
 (source entity, relation, target entity). Entities are names written in the text: people, \
 organisations, products, places, laws, programmes, technologies, quantities, prices, targets, dates. \
 Copy each name exactly as it is written. The relation is a short phrase in the language of the \
-document, for example 가격, 목표, 출범, 소속, part of, located in. Give the most important facts first. \
-{DATA_NOTE}"""
+chunk, for example 가격, 목표, 출범, 소속, part of, located in. Give at most {{per_chunk}} facts per chunk, \
+the most important first. Answer with JSON {{{{"t": [{{{{"c": chunk number, "s": source, "r": relation, \
+"o": target}}}}, ...]}}}}. {DATA_NOTE}"""
 
 GRAPH_ENTITIES_SYSTEM = """List the named entities the question asks about (people, \
 organisations, products, places, countries, laws, programmes, technologies), copied as written in \

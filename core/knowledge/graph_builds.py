@@ -1,0 +1,116 @@
+"""Graph builds in the background: started when a collection is ingested or re-indexed, followed by the
+Knowledge page, ``python -m core ingest`` and a Graph RAG question that waits for one.
+
+One build per collection and data directory at a time in this process (starting one that runs returns
+it). A build is a daemon thread around ``entity_graph.ensure_graph``, which stores the graph after every
+batch: a process that ends mid-build leaves a partial graph the next build resumes. Nothing here touches
+Streamlit: the page polls ``current``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from core.config import Settings
+from core.knowledge import entity_graph as eg
+from core.knowledge.graph_extraction import model_label
+
+
+@dataclass
+class GraphBuild:
+    """One build's state: running, then ready or failed; ``done`` of ``total`` chunks extracted or found."""
+
+    collection: str
+    model: str
+    total: int = 0
+    done: int = 0
+    state: str = "running"  # running | ready | failed
+    error: str = ""
+    info: dict = field(default_factory=dict)
+    started: float = field(default_factory=time.time)
+    _changed: threading.Condition = field(default_factory=threading.Condition, repr=False)
+
+    def _update(self, **values) -> None:
+        with self._changed:
+            for key, value in values.items():
+                setattr(self, key, value)
+            self._changed.notify_all()
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"
+
+    def wait(self, progress=None, timeout: float | None = None) -> bool:
+        """Block until the build ends (True) or ``timeout`` passes (False); ``progress(done, total)`` as it goes."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        reported = -1
+        with self._changed:
+            while True:
+                if progress and self.total and self.done != reported:
+                    reported = self.done
+                    progress(self.done, self.total)
+                if not self.running:
+                    return True
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._changed.wait(left)
+
+    def as_dict(self) -> dict:
+        return {"collection": self.collection, "model": self.model, "state": self.state, "done": self.done,
+                "total": self.total, "error": self.error, "seconds": round(time.time() - self.started, 1)}
+
+
+_builds: dict[tuple[str, str], GraphBuild] = {}
+_guard = threading.Lock()
+
+
+def _key(settings: Settings, collection: str) -> tuple[str, str]:
+    return str(settings.data_path.resolve()), collection
+
+
+def current(settings: Settings, collection: str) -> GraphBuild | None:
+    """The latest build of this collection started in this process (running or ended), if any."""
+    with _guard:
+        return _builds.get(_key(settings, collection))
+
+
+def start(settings: Settings, kb, model, collection: str, max_chunks: int = eg.GRAPH_MAX_CHUNKS) -> GraphBuild:
+    """Start building the collection's graph with ``model`` in a background thread; a running build is returned."""
+    name = model_label(model)
+    with _guard:
+        build = _builds.get(_key(settings, collection))
+        if build and build.running:
+            return build
+        build = GraphBuild(collection, name)
+        _builds[_key(settings, collection)] = build
+    threading.Thread(target=_run, args=(build, settings, kb, model, max_chunks), daemon=True,
+                     name=f"graph-build-{collection}").start()
+    return build
+
+
+def _run(build: GraphBuild, settings: Settings, kb, model, max_chunks: int) -> None:
+    try:
+        _, info = eg.ensure_graph(settings, kb, model, build.collection, max_chunks, build.model,
+                                  lambda done, total: build._update(done=done, total=total))
+    except Exception as exc:  # a provider down, a collection deleted meanwhile: the build says why
+        build._update(state="failed", error=f"{exc.__class__.__name__}: {str(exc)[:300]}")
+        return
+    build._update(state="ready", info=info, done=info["chunks"], total=info["chunks"])
+
+
+def build_after_ingest(settings: Settings, kb, collection: str, model=None) -> GraphBuild | None:
+    """Start the graph build an ingest or re-index calls for, with the configured grader model (Graph RAG's
+    extractor). None when no grader model can be made here (no provider configured): the graph is then
+    built when a Graph RAG question asks for it.
+    """
+    if model is None:
+        from core.llm.models import get_chat_model
+
+        try:
+            model = get_chat_model(settings, role="grader")
+        except Exception:  # no reachable provider: nothing to build with now, said by the caller
+            return None
+    return start(settings, kb, model, collection)

@@ -1,0 +1,160 @@
+"""Entity–relation extraction for Graph RAG: several chunks per call, a compact output, provenance per chunk.
+
+One call reads ``CHUNKS_PER_CALL`` numbered chunks after a fixed instruction text and answers
+``{"t": [{"c": 2, "s": source, "r": relation, "o": target}, ...]}`` under a JSON-schema grammar in
+which ``c`` can only be one of the call's chunk numbers: each triple is attributed to the chunk it was
+read from. Instructions first, chunks last, so every call shares its prefix (the prompt-state cache of
+the embedded model reads it once), and one instruction text serves four chunks instead of one.
+"""
+
+from __future__ import annotations
+
+import functools
+from concurrent.futures import as_completed
+from typing import Annotated, Literal
+
+import networkx as nx
+from langchain_core.documents import Document
+from langchain_core.runnables.config import ContextThreadPoolExecutor
+from pydantic import BaseModel, BeforeValidator, Field, create_model
+
+from core.llm import graders
+from core.prompts import agents as P
+from core.prompts import fence
+
+CHUNKS_PER_CALL = 4
+MAX_RELATIONS_PER_CHUNK = 5
+NAME_CHARS, RELATION_CHARS = 30, 20  # short fields also keep constrained decoding fast on small models
+
+
+def cut(limit: int) -> BeforeValidator:
+    """Trim instead of failing: the limit is a hint for constrained decoders, not a reason to drop a chunk."""
+    return BeforeValidator(lambda v: " ".join(str(v).split())[:limit] if v is not None else "")
+
+
+def first(limit: int) -> BeforeValidator:
+    return BeforeValidator(lambda v: list(v)[:limit] if isinstance(v, (list, tuple)) else v)
+
+
+class Triple(BaseModel):
+    """One fact: chunk number in the call, source, relation, target (short keys: fewer tokens to write)."""
+
+    c: int
+    s: Annotated[str, Field(max_length=NAME_CHARS), cut(NAME_CHARS)]
+    r: Annotated[str, Field(max_length=RELATION_CHARS), cut(RELATION_CHARS)]
+    o: Annotated[str, Field(max_length=NAME_CHARS), cut(NAME_CHARS)]
+
+
+class BatchExtraction(BaseModel):
+    """The facts of the numbered chunks of one call."""
+
+    t: list[Triple]
+
+
+@functools.cache
+def batch_schema(chunks: int) -> type[BatchExtraction]:
+    """The schema of a call over ``chunks`` chunks: ``c`` is one of 1..chunks, at most 5 facts a chunk."""
+    most = MAX_RELATIONS_PER_CHUNK * chunks
+    triple = create_model("Triple", __base__=Triple, c=(Literal[tuple(range(1, chunks + 1))], ...))
+    return create_model("BatchExtraction", __base__=BatchExtraction,
+                        t=(Annotated[list[triple], Field(max_length=most), first(most)], ...))
+
+
+def extraction_system() -> str:
+    return P.GRAPH_EXTRACT_SYSTEM.format(per_chunk=MAX_RELATIONS_PER_CHUNK)
+
+
+def batch_message(docs: list[Document]) -> str:
+    """The human message of one call: the chunks, numbered from 1, each fenced as data."""
+    return "\n\n".join(f"Chunk {i}:\n{fence(doc.page_content)}" for i, doc in enumerate(docs, 1))
+
+
+def triples_by_chunk(value: BatchExtraction, count: int) -> list[list[Triple]]:
+    """The call's triples split by the chunk they name (a number out of range is dropped), 5 at most each."""
+    per_chunk: list[list[Triple]] = [[] for _ in range(count)]
+    for triple in value.t:
+        if 1 <= triple.c <= count and len(per_chunk[triple.c - 1]) < MAX_RELATIONS_PER_CHUNK:
+            per_chunk[triple.c - 1].append(triple)
+    return per_chunk
+
+
+def extract_batch(model, docs: list[Document]) -> tuple[list[list[Triple]], str]:
+    """One call over up to CHUNKS_PER_CALL chunks (one retry on a parse failure): triples per chunk, error."""
+    schema = batch_schema(len(docs))
+    outcome = graders.ask(model, schema, extraction_system(), batch_message(docs), schema(t=[]))
+    return triples_by_chunk(outcome.value, len(docs)), outcome.error if outcome.fallback else ""
+
+
+# ---------------------------------------------------------------- names and edges
+
+
+def clean_name(text: str) -> str:
+    return " ".join(str(text or "").split()).strip(" \"'`.,;:()[]{}")
+
+
+def name_key(text: str) -> str:
+    """What two names must share to be the same node: case and spacing ignored."""
+    return "".join(clean_name(text).casefold().split())
+
+
+def meaningful(key: str) -> bool:
+    return len(key) >= 2 and not key.replace(".", "").replace(",", "").isdigit()
+
+
+def _label(meta: dict) -> str:
+    source = meta.get("source", "?")
+    return f"{source} p.{meta.get('page', 1)}" if source.lower().endswith(".pdf") else source
+
+
+def add_relations(graph: nx.MultiDiGraph, doc: Document, triples: list[Triple], collection: str) -> int:
+    """Add one chunk's triples, each edge naming that chunk; nodes merge by name key. Returns edges added."""
+    meta = doc.metadata
+    added = 0
+    for triple in triples:
+        source, target, relation = clean_name(triple.s), clean_name(triple.o), clean_name(triple.r)
+        s_key, t_key = name_key(source), name_key(target)
+        if not (meaningful(s_key) and meaningful(t_key)) or s_key == t_key:
+            continue
+        for key, name in ((s_key, source), (t_key, target)):
+            if key not in graph:
+                graph.add_node(key, name=name, collections=[collection])
+            elif collection not in graph.nodes[key]["collections"]:
+                graph.nodes[key]["collections"].append(collection)
+        graph.add_edge(s_key, t_key, relation=relation or "related to", chunk_id=meta.get("chunk_id", "") or doc.id or "",
+                       label=_label(meta), doc_source=meta.get("source", "?"), title=meta.get("title", ""),
+                       page=meta.get("page"), collection=collection)
+        added += 1
+    return added
+
+
+def extract_into(graph: nx.MultiDiGraph, model, docs: list[Document], collection: str, max_concurrency: int = 4,
+                 on_batch=None) -> list[str]:
+    """Extract ``docs`` into ``graph`` a batch at a time (batches concurrently, bounded); returns the errors.
+
+    ``on_batch(batch_docs, error)`` runs in the calling thread after each batch is added (error: "" or why it
+    failed), so a
+    caller can report progress and store the partial graph. Provider errors propagate.
+    """
+    batches = [docs[i:i + CHUNKS_PER_CALL] for i in range(0, len(docs), CHUNKS_PER_CALL)]
+    errors: list[str] = []
+    if not batches:
+        return errors
+    # the context travels with each call (callbacks, the run's stream writer), as in Runnable.batch
+    with ContextThreadPoolExecutor(max_workers=max(1, min(max_concurrency, len(batches)))) as pool:
+        futures = {pool.submit(extract_batch, model, batch): batch for batch in batches}
+        for future in as_completed(futures):
+            batch = futures[future]
+            per_chunk, error = future.result()
+            if error:
+                error = f"{', '.join(d.metadata.get('chunk_id', d.id or '?') for d in batch)}: {error[:120]}"
+                errors.append(error)
+            for doc, triples in zip(batch, per_chunk):
+                add_relations(graph, doc, triples, collection)
+            if on_batch:
+                on_batch(batch, error)
+    return errors
+
+
+def model_label(model) -> str:
+    """The name a graph is keyed by: the model's own name (``model_name`` / ``model``), else its class."""
+    return str(getattr(model, "model_name", None) or getattr(model, "model", None) or type(model).__name__)
