@@ -78,13 +78,47 @@ def bench_embedded_model(settings: Settings, name: str) -> dict:
     def grade(meta: dict) -> str:
         return f"{meta['wall_ms'] / 1000:.2f} s ({meta['cached_prompt_tokens']}/{meta['prompt_tokens']} cached)"
 
+    cache, replies = {}, {}
+    for label, mb in (("off", 0), ("on", settings.embedded_cache_mb or 1024)):
+        figures = _cache_sequence(name, settings, mb, docs)
+        replies[label] = figures.pop("replies")
+        cache.update({f"cache_{label}_{key}": value for key, value in figures.items()})
+    cache["cache_identical_replies"] = replies["off"] == replies["on"]
     return {
         "model": name, "file_ready_s": round(ready, 2), "load_s": round(load, 2),
         "basic_first_token_s": round(first or total, 2), "basic_answer_s": round(total, 2), "basic_answer": answer[:80],
         "prompt_tokens_per_s": round(cold["prompt_eval_tokens"] / max(cold["prompt_eval_ms"], 1) * 1000, 1),
         "decode_tokens_per_s": round(decode["decode_tokens"] / max(decode["decode_ms"], 1) * 1000, 1),
         "grade_cold": grade(cold), "grade_next_document": grade(next_doc), "grade_other_check": grade(other_check),
+        **cache,
     }
+
+
+def _cache_sequence(name: str, settings: Settings, cache_mb: int, docs: list[Document]) -> dict:
+    """Documents graded, answered from, checked, then an unrelated prompt and the check again: the calls of
+    a Self-RAG turn, with the prompt-state cache at ``cache_mb`` (0: off). Tokens read, seconds, replies."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from core.llm import embedded_llm
+    from core.prompts import answer_request, documents_system
+
+    embedded_llm.PROMPT_CACHE.clear()
+    for llama in embedded_llm._llama_cache.values():
+        llama.stable_tokens = 0  # both runs start from nothing read
+    watch = _Replies()
+    model = embedded_llm.EmbeddedChatModel(model_name=name, model_cache_dir=str(settings.model_cache_path),
+                                           max_tokens=96, cache_mb=cache_mb, callbacks=[watch])
+    start = time.perf_counter()
+    grades = graders.grade_documents(model, MENU_QUESTION, docs, 1)
+    answer = str(model.invoke([SystemMessage(documents_system(docs)), HumanMessage(answer_request(MENU_QUESTION))])
+                 .content)
+    checks = [graders.grade_grounded(model, docs, answer, MENU_QUESTION).value.grounded]
+    model.invoke("Write one sentence about bread.")
+    checks.append(graders.grade_grounded(model, docs, answer, MENU_QUESTION).value.grounded)
+    return {"seconds": round(time.perf_counter() - start, 2), "calls": len(watch.replies),
+            "prompt_tokens": sum(r["prompt_tokens"] for r in watch.replies),
+            "prompt_tokens_read": sum(r["prompt_eval_tokens"] for r in watch.replies),
+            "replies": [g.value.relevant for g in grades] + [answer] + checks}
 
 
 def _bench_documents() -> list[str]:
