@@ -373,4 +373,5 @@ PATTERN = Pattern(
     reset={"steps": [], "pending": [], "pending_thought": "", "iterations": 0, "parse_errors": 0, "final_answer": "",
            "made": [], "repeat_noted": False, "repeated": ""},
     supports_review=True,
+    result_fields=("iterations", "parse_errors"),  # the evaluation's step parse rate
 )

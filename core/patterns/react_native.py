@@ -108,4 +108,5 @@ PATTERN = Pattern(
     reset={"agent_messages": [], "pending": [], "iterations": 0, "parse_errors": 0, "final_answer": "",
            "made": [], "repeat_noted": False, "repeated": ""},
     supports_review=True,
+    result_fields=("iterations", "parse_errors"),  # the evaluation's step parse rate
 )

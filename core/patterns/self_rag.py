@@ -56,7 +56,8 @@ class SelfRagState(BaseState, total=False):
     search_results: Annotated[list[Document], add_or_reset]
     relevance_retries: int
     generations: int
-    grounded: str
+    grounded: str  # the hallucination grader's verdict, its fallback ("no") included: what the routers read
+    grounding: str  # "yes" / "no" for the answer the run returns, "" when unchecked or the grader failed
     usefulness: int
     feedback: str  # why the last answer was rejected, for the next generation
     best: dict  # the best grounded answer so far: {answer, score, documents}
@@ -196,7 +197,7 @@ def build(ctx: RunContext) -> StateGraph:
         grounded = outcome.value.grounded
         ev = event("grade_hallucination", "error" if outcome.fallback else "verdict", grader="hallucination",
                    target="answer", verdict=grounded, reason=outcome.error or None, counters=counters(state))
-        update = {"grounded": grounded, "trace": [ev]}
+        update = {"grounded": grounded, "grounding": "" if outcome.fallback else grounded, "trace": [ev]}
         if grounded != "yes":
             update["feedback"] = "it stated facts the documents do not contain"
         return update
@@ -243,22 +244,23 @@ def build(ctx: RunContext) -> StateGraph:
                  f"{max(c['generations'] - 1, 0)} of {s.max_generations} regeneration(s)")
         best = state.get("best")
         if best:
-            return {**final(best["answer"], best["documents"]),
+            return {**final(best["answer"], best["documents"]), "grounding": "yes",  # only a grounded answer is kept
                     **stop("finish", "retry_budget_exhausted",
                            f"gave up after {spent}: returned the best grounded answer ({best['score']}/5)", counters=c)}
         question = state["standalone_question"]
         answer = say(question, "확인할 수 있는 근거가 부족해 답하지 않겠습니다.",
                      "There is not enough evidence in the documents to answer this.")
+        answer_update = {**final(answer), "grounding": ""}  # a decline: no answer of the documents was returned
         if not state.get("documents"):
             message = f"gave up after {c['relevance_retries']} of {s.max_rewrites} rewrite(s): no relevant documents"
-            return {**final(answer), **stop("finish", "no_relevant_documents", message, counters=c)}
+            return {**answer_update, **stop("finish", "no_relevant_documents", message, counters=c)}
         message = f"gave up after {spent}: no answer was grounded in the documents"
-        return {**final(answer), **stop("finish", "not_enough_evidence", message, counters=c)}
+        return {**answer_update, **stop("finish", "not_enough_evidence", message, counters=c)}
 
     def new_question(state: SelfRagState, question: str) -> dict:
         """An edited question starts over: searched as written, budgets and the best answer so far cleared."""
         return {"query": question, "search_results": None, "relevance_retries": 0, "generations": 0,
-                "grounded": "", "usefulness": 0, "feedback": "", "best": {}}
+                "grounded": "", "grounding": "", "usefulness": 0, "feedback": "", "best": {}}
 
     builder = StateGraph(SelfRagState)
     builder.add_node("contextualize", make_contextualize(ctx))
@@ -312,7 +314,7 @@ PATTERN = Pattern(
     order=30,
     description_ko="검색이 필요한지 정하고, 여러 출처를 동시에 검색해 문서마다 평가한 뒤\n"
                    "자기 답변의 근거와 유용성을 평가하고 두 가지 한도 안에서 다시 시도합니다.",
-    grounding_graders=frozenset({"hallucination"}),
+    result_fields=("grounding",),
     field_values={"retrieval": ("RetrievalNeed", "retrieve"), "grounded": ("Grounded", "grounded"),
                   "usefulness": ("Usefulness", "score"), "search_sources": ("Sources", "sources")},
     termination_reasons=(ACCEPTED, DIRECT_ANSWER, RETRY_BUDGET_EXHAUSTED, NO_RELEVANT_DOCUMENTS, NOT_ENOUGH_EVIDENCE,
@@ -322,5 +324,5 @@ PATTERN = Pattern(
     answer_nodes=frozenset({"generate", "direct_answer"}),
     supports_review=True,
     reset={"retrieval": "", "query": "", "search_sources": [], "search_results": None, "relevance_retries": 0, "generations": 0,
-           "grounded": "", "usefulness": 0, "feedback": "", "best": {}},
+           "grounded": "", "grounding": "", "usefulness": 0, "feedback": "", "best": {}},
 )
