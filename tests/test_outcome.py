@@ -18,18 +18,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [{"n": n, "source": f"doc{n}.md", "label": f"doc{n}.md"} for n in (1, 2, 3)]
 
 
-def result(reason: str, trace=(), **extra) -> dict:
-    """A Self-RAG result: its hallucination grader is the one that judges grounding."""
+def result(reason: str, **extra) -> dict:
+    """A Self-RAG result: its grounding verdict is a field the result carries, not a trace event."""
     return {"pattern": "self_rag", "termination_reason": reason, "answer": "an answer [1]", "sources": SOURCES[:1],
-            "trace": list(trace), **extra}
+            "trace": [], **extra}
 
 
 @pytest.mark.parametrize(("run", "status"), [
     (result("answered"), "unchecked"),  # nothing graded the answer: no claim beyond "answered"
-    (result("accepted", [{"kind": "verdict", "grader": "hallucination", "verdict": "yes"}]), "grounded"),
-    (result("answered", [{"kind": "verdict", "grader": "hallucination", "verdict": "yes"},
-                         {"kind": "verdict", "grader": "hallucination", "verdict": "no"}]), "ungrounded"),
-    (result("answered", [{"kind": "error", "grader": "hallucination", "verdict": "yes"}]), "unchecked"),  # a fallback
+    (result("accepted", grounding="yes"), "grounded"),
+    (result("answered", grounding="no"), "ungrounded"),
+    (result("answered", grounding=""), "unchecked"),  # the grader failed: its fallback is no verdict
     (result("retry_budget_exhausted"), "budget"),
     (result("max_iterations"), "budget"),
     (result("direct_answer", sources=[]), "direct"),
@@ -43,10 +42,30 @@ def test_the_outcome_says_what_was_checked(run, status):
     assert outcome(run) == status
 
 
-def test_only_the_graders_a_pattern_declares_judge_its_grounding():
-    graded = result("answered", [{"kind": "verdict", "grader": "hallucination", "verdict": "yes"}])
-    assert outcome(graded) == "grounded" and outcome({**graded, "pattern": "basic"}) == "unchecked"
-    assert outcome({**graded, "pattern": "no_such_pattern"}) == "unchecked"  # an old thread's pattern
+def test_the_trace_decides_no_badge():
+    """Grounding is the result's field: a trace verdict alone claims nothing, and no trace takes nothing away."""
+    verdict = {"kind": "verdict", "grader": "hallucination", "verdict": "yes"}
+    assert outcome(result("accepted", trace=[verdict])) == "unchecked"
+    assert outcome(result("accepted", grounding="yes", trace=[{**verdict, "verdict": "no"}])) == "grounded"
+
+
+def test_a_self_rag_run_carries_the_grounding_of_the_answer_it_returned(sample_settings):
+    """The verdict travels from state to result: with the trace gone the run still badges right."""
+    def good(**overrides) -> Script:
+        return Script(**{"retrieval": {"kind": "lookup"}, "sources": {"sources": ["restaurant_menu"]},
+                         "relevance": {"relevant": "yes"}, "answer": "시그니처 스테이크는 ₩35,000입니다 [1].",
+                         "grounded": {"grounded": "yes"}, "usefulness": {"useful": "yes", "score": 5}, **overrides})
+
+    s = sample_settings.with_(k=2, max_rewrites=2, max_generations=1, verify_claims="off")  # the grader's verdict alone
+    accepted = run_script("self_rag", "스테이크 메뉴의 가격은 얼마인가요?", s, good())
+    assert accepted["grounding"] == "yes" and outcome({**accepted, "trace": []}) == "grounded"
+    # grounded but never useful enough: the best grounded answer comes back after an ungrounded retry
+    best = run_script("self_rag", "스테이크 메뉴의 가격은 얼마인가요?", s,
+                      good(grounded=[{"grounded": "yes"}, {"grounded": "no"}], usefulness={"useful": "no", "score": 3}))
+    assert best["termination_reason"] == "retry_budget_exhausted" and best["grounding"] == "yes"
+    assert summary({**best, "trace": []})["grounding"] == "yes"
+    basic = run_script("basic", "스테이크 메뉴의 가격은 얼마인가요?", s, Script(answer="₩35,000 [1]"))
+    assert "grounding" not in basic and summary(basic)["grounding"] == "unchecked"  # basic grades no answer
 
 
 def test_citation_markers_are_checked_against_the_listed_sources():

@@ -9,6 +9,7 @@ from core.patterns import get_pattern, termination_reasons
 from core.patterns.react import parse_step
 from core.run.runner import resume, run
 from core.runtime.context import make_context
+from core.studio.evaluate import agent_steps
 
 COMPARE_Q = "미국과 일본의 반도체 정책을 비교해 주세요."
 
@@ -85,6 +86,9 @@ def test_text_react_parse_errors_are_fed_back_and_counted(sample_settings):
     assert llm.calls[1][-2].content == "음, 미국 자료를 봐야겠다."
     assert result["termination_reason"] == "direct_answer"  # no tool was used
     assert "1 parse error(s)" in result["termination_message"]
+    # the evaluation counts the steps from what the agent's state carried, not from the trace
+    assert (result["iterations"], result["parse_errors"]) == (2, 1)
+    assert agent_steps({**result, "trace": []}) == (1, 2)
 
 
 def test_unknown_tools_and_an_unavailable_web_become_observations(sample_settings):
@@ -159,6 +163,7 @@ def test_native_react_calls_both_policy_tools_in_parallel(sample_settings):
     assert result["path"] == ["contextualize", "agent", "tools", "agent", "finish"]
     assert [e["grader"] for e in _steps(result, "observation")] == ["usa_ict", "japan_ict"]
     assert [e["verdict"] for e in _steps(result, "action")] == ["step 1", "step 1"]  # one model turn, two calls
+    assert agent_steps({**result, "trace": []}) == (2, 2)  # two replies, both well-formed, however many calls
     assert _steps(result, "thought")[0]["reason"] == "두 나라를 함께 조사한다."
     tool_results = [m for m in llm.calls[1] if m.type == "tool"]
     assert [m.tool_call_id for m in tool_results] == ["a", "b"]

@@ -1,8 +1,8 @@
 """Pattern registry: every module of this package that defines ``PATTERN`` is a pattern, listed by its ``order``.
 
 A pattern module declares everything about itself next to its graph (title, descriptions in English
-and Korean, answer nodes, variants, review, grounding graders, the choices a what-if fork offers, the
-termination reasons it can end with); the registry, the pages, the diagrams, the outcome badges, the
+and Korean, answer nodes, variants, review, the state fields its result carries, the choices a what-if fork
+offers, the termination reasons it can end with); the registry, the pages, the diagrams, the outcome badges, the
 i18n tables and the steps code read those declarations.
 """
 
@@ -38,7 +38,9 @@ class Pattern:
     supports_review: bool = False
     # variant -> the first node only that variant runs; the first variant is the default (the "variant" option)
     variant_entries: dict = field(default_factory=dict)
-    grounding_graders: frozenset = frozenset()  # graders whose verdict says the *answer* is grounded
+    # state fields the runner copies into the run's result: what the outcome badge and the evaluation read
+    # (``grounding``: "yes" / "no" / "" for the answer returned; ``iterations`` / ``parse_errors``: agent replies)
+    result_fields: tuple = ()
     # state field -> (schema in core.llm.graders, attribute): the values a what-if fork offers for it
     field_values: dict = field(default_factory=dict)
     # every core.runtime.trace.Reason its nodes may stop() with, the shared review pause's included

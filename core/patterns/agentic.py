@@ -10,6 +10,7 @@ searched again.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Literal
 
 from langchain_core.documents import Document
@@ -25,9 +26,13 @@ from core.patterns.common import (
     NO_RELEVANT_DOCUMENTS,
     USER_REJECTED,
     BaseState,
+    add_nodes,
+    add_router,
+    after_grading,
     final,
     make_contextualize,
     make_review_documents,
+    rewrite_query,
     run_sources,
     say,
 )
@@ -61,145 +66,146 @@ class AgenticState(BaseState, total=False):
     draft: str  # the answer before its citations are verified
 
 
+def tools_of(ctx: RunContext, state: AgenticState) -> list:
+    """One retriever over the run's sources (its description lists them)."""
+    return [search_documents_tool(run_sources(ctx, state))]
+
+
+def counters(ctx: RunContext, state: AgenticState) -> dict:
+    return {"rewrites": state.get("rewrites", 0), "max_rewrites": ctx.settings.max_rewrites}
+
+
+def agent(ctx: RunContext, state: AgenticState) -> dict:
+    history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
+    tools = tools_of(ctx, state)
+    model = bind_agent_tools(ctx.llm, tools)
+    reply = model.invoke([SystemMessage(P.AGENT_SYSTEM), *history, HumanMessage(state["standalone_question"])])
+    listed = tools_event("agent", tools)
+    if reply.tool_calls:
+        calls, notes = cap_calls(reply.tool_calls, "agent")
+        return {"tool_calls": calls, "query": query_of(calls[0].get("args")) or state["standalone_question"],
+                "trace": [listed] + [action_event("agent", 1, c) for c in calls] + notes}
+    text = str(reply.content).strip()
+    if not text:  # neither an answer nor a call: search with the question rather than answer nothing
+        call = new_call(tools[0].name, state["standalone_question"])
+        ev = event("agent", "route", grader="agent", target=tools[0].name, verdict="fallback",
+                   reason="the agent gave neither an answer nor a tool call; searching with the question")
+        return {"tool_calls": [call], "query": state["standalone_question"], "trace": [listed, ev]}
+    ev = event("agent", "route", grader="agent", target="direct", verdict="answer",
+               reason="the agent answered without calling a tool")
+    return {"tool_calls": [], "draft": text, "trace": [listed, ev]}
+
+
+def route_after_agent(ctx: RunContext, state: AgenticState) -> Literal["retrieve", "direct_answer"]:
+    return "retrieve" if state.get("tool_calls") else "direct_answer"
+
+
+def direct_answer(ctx: RunContext, state: AgenticState) -> dict:
+    return {**final(state["draft"]), **stop("direct_answer", "direct_answer", "the agent answered without retrieval")}
+
+
+def retrieve(ctx: RunContext, state: AgenticState) -> dict:
+    round_ = state.get("rewrites", 0) + 1
+    found: list[Document] = []
+    labels = list(state.get("labels", []))
+    events, tools, searched = [], tools_of(ctx, state), []
+    for call in state["tool_calls"]:
+        run = run_tool(ctx, tools, call)
+        searched += run.searched
+        found = merge_documents(found, run.documents)
+        labels.extend(source_label(d) for d in run.documents)
+        events.append(observation_event("retrieve", round_, run))
+    return {"retrieved": found, "labels": list(dict.fromkeys(labels)), "tool_calls": [], "trace": events,
+            "searched": searched}
+
+
+def grade_documents(ctx: RunContext, state: AgenticState) -> dict:
+    docs = state.get("retrieved", [])
+    outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency)
+    kept, events = [], []
+    for doc, outcome in zip(docs, outcomes):
+        if outcome.value.relevant == "yes":
+            kept.append(doc)
+        events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="relevance",
+                            target=doc_ref(doc), verdict=outcome.value.relevant, score=doc.metadata.get("score"),
+                            reason=outcome.error or None))
+    summary = event("grade_documents", "verdict", grader="context", target="retrieved context",
+                    verdict="pass" if kept else "fail", reason=f"{len(kept)} of {len(docs)} chunk(s) relevant",
+                    counters=counters(ctx, state))
+    return {"documents": kept, "trace": events + [summary]}
+
+
+def route_after_grading(ctx: RunContext, state: AgenticState
+                        ) -> Literal["review_documents", "generate", "rewrite_question", "fallback"]:
+    return after_grading(state, state.get("rewrites", 0) < ctx.settings.max_rewrites, "fallback")
+
+
+def rewrite_question(ctx: RunContext, state: AgenticState) -> dict:
+    base = state["standalone_question"] if not state.get("rewrites") else state.get("query") or state["standalone_question"]
+    rewrites = state.get("rewrites", 0) + 1
+    query, events = rewrite_query(ctx, base, "context failed grading", rewrites,
+                                  {**counters(ctx, state), "rewrites": rewrites})
+    return {"query": query, "rewrites": rewrites, "tool_calls": [new_call("search_documents", query, "rewrite")],
+            "trace": events}
+
+
+def generate(ctx: RunContext, state: AgenticState) -> dict:
+    system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))
+    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
+    return {"draft": str(reply.content).strip()}
+
+
+def verify_citations_node(ctx: RunContext, state: AgenticState) -> dict:
+    answer, verified, removed = verify_citations(state.get("draft", ""), state.get("labels", []))
+    ev = event("verify_citations", "verdict", grader="citations", target="answer",
+               verdict=f"{len(verified)} verified, {len(removed)} removed",
+               reason=("removed unsupported: " + "; ".join(removed)) if removed
+               else ("every citation matches a retrieved source" if verified else "the answer cites nothing"),
+               verified=verified, removed=removed)
+    docs = state["documents"]
+    end = stop("verify_citations", "answered", f"answered from {len(docs)} graded chunk(s)", counters=counters(ctx, state))
+    return {**final(answer, docs), "sources": label_sources(docs), **end, "trace": [ev] + end["trace"]}
+
+
+def fallback(ctx: RunContext, state: AgenticState) -> dict:
+    question = state["standalone_question"]
+    answer = say(question, "색인된 문서에서 이 질문에 답할 근거를 찾지 못했습니다. "
+                           "질문을 바꾸거나 관련 문서를 추가해 주세요.",
+                 "The indexed documents do not support an answer to this question. "
+                 "Try rephrasing it, or add documents that cover it.")
+    message = (f"no retrieved chunk passed grading after {state.get('rewrites', 0)} rewrite(s) "
+               f"(budget {ctx.settings.max_rewrites}); not answering from failed context")
+    return {**final(answer), **stop("fallback", "no_relevant_documents", message, counters=counters(ctx, state))}
+
+
+def keep_documents(state: AgenticState, kept: list[Document]) -> dict:
+    """The approved chunks; a dropped chunk's label is no longer a source an answer may cite."""
+    dropped = {source_label(d) for d in state.get("documents", []) if d not in kept} - {source_label(d) for d in kept}
+    return {"documents": kept, "labels": [label for label in state.get("labels", []) if label not in dropped]}
+
+
+def new_question(state: AgenticState, question: str) -> dict:
+    """An edited question is searched as written, with a fresh rewrite budget and no labels from the old search."""
+    return {"tool_calls": [new_call("search_documents", question, "review")], "query": question,
+            "retrieved": [], "labels": [], "rewrites": 0, "draft": ""}
+
+
 def build(ctx: RunContext) -> StateGraph:
-    s = ctx.settings
-
-    def tools_of(state: AgenticState) -> list:
-        """One retriever over the run's sources (its description lists them)."""
-        return [search_documents_tool(run_sources(ctx, state))]
-
-    def counters(state: AgenticState) -> dict:
-        return {"rewrites": state.get("rewrites", 0), "max_rewrites": s.max_rewrites}
-
-    def agent(state: AgenticState) -> dict:
-        history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
-        tools = tools_of(state)
-        model = bind_agent_tools(ctx.llm, tools)
-        reply = model.invoke([SystemMessage(P.AGENT_SYSTEM), *history, HumanMessage(state["standalone_question"])])
-        listed = tools_event("agent", tools)
-        if reply.tool_calls:
-            calls, notes = cap_calls(reply.tool_calls, "agent")
-            return {"tool_calls": calls, "query": query_of(calls[0].get("args")) or state["standalone_question"],
-                    "trace": [listed] + [action_event("agent", 1, c) for c in calls] + notes}
-        text = str(reply.content).strip()
-        if not text:  # neither an answer nor a call: search with the question rather than answer nothing
-            call = new_call(tools[0].name, state["standalone_question"])
-            ev = event("agent", "route", grader="agent", target=tools[0].name, verdict="fallback",
-                       reason="the agent gave neither an answer nor a tool call; searching with the question")
-            return {"tool_calls": [call], "query": state["standalone_question"], "trace": [listed, ev]}
-        ev = event("agent", "route", grader="agent", target="direct", verdict="answer",
-                   reason="the agent answered without calling a tool")
-        return {"tool_calls": [], "draft": text, "trace": [listed, ev]}
-
-    def route_after_agent(state: AgenticState) -> Literal["retrieve", "direct_answer"]:
-        return "retrieve" if state.get("tool_calls") else "direct_answer"
-
-    def direct_answer(state: AgenticState) -> dict:
-        return {**final(state["draft"]), **stop("direct_answer", "direct_answer", "the agent answered without retrieval")}
-
-    def retrieve(state: AgenticState) -> dict:
-        round_ = state.get("rewrites", 0) + 1
-        found: list[Document] = []
-        labels = list(state.get("labels", []))
-        events, tools, searched = [], tools_of(state), []
-        for call in state["tool_calls"]:
-            run = run_tool(ctx, tools, call)
-            searched += run.searched
-            found = merge_documents(found, run.documents)
-            labels.extend(source_label(d) for d in run.documents)
-            events.append(observation_event("retrieve", round_, run))
-        return {"retrieved": found, "labels": list(dict.fromkeys(labels)), "tool_calls": [], "trace": events,
-                "searched": searched}
-
-    def grade_documents(state: AgenticState) -> dict:
-        docs = state.get("retrieved", [])
-        outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, s.max_concurrency)
-        kept, events = [], []
-        for doc, outcome in zip(docs, outcomes):
-            if outcome.value.relevant == "yes":
-                kept.append(doc)
-            events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="relevance",
-                                target=doc_ref(doc), verdict=outcome.value.relevant, score=doc.metadata.get("score"),
-                                reason=outcome.error or None))
-        summary = event("grade_documents", "verdict", grader="context", target="retrieved context",
-                        verdict="pass" if kept else "fail", reason=f"{len(kept)} of {len(docs)} chunk(s) relevant",
-                        counters=counters(state))
-        return {"documents": kept, "trace": events + [summary]}
-
-    def route_after_grading(state: AgenticState) -> Literal["review_documents", "generate", "rewrite_question", "fallback"]:
-        if state.get("documents"):
-            return "review_documents" if state.get("review") else "generate"
-        if state.get("rewrites", 0) < s.max_rewrites:
-            return "rewrite_question"
-        return "fallback"
-
-    def rewrite_question(state: AgenticState) -> dict:
-        base = state["standalone_question"] if not state.get("rewrites") else state.get("query") or state["standalone_question"]
-        outcome = graders.rewrite_question(ctx.grader, base)
-        rewrites = state.get("rewrites", 0) + 1
-        spent = {**counters(state), "rewrites": rewrites}
-        retry = event("rewrite_question", "retry", grader="rewrites", target="retrieval",
-                      verdict=f"rewrite {rewrites} of {s.max_rewrites}", reason="context failed grading", counters=spent)
-        ev = event("rewrite_question", "error" if outcome.fallback else "rewrite", grader="rewriter",
-                   verdict=outcome.value.question,
-                   reason=f"context failed grading: rewrite {rewrites} of {s.max_rewrites}"
-                          + (f" ({outcome.error})" if outcome.fallback else ""),
-                   counters=spent)
-        return {"query": outcome.value.question, "rewrites": rewrites,
-                "tool_calls": [new_call("search_documents", outcome.value.question, "rewrite")], "trace": [retry, ev]}
-
-    def generate(state: AgenticState) -> dict:
-        system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))
-        reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
-        return {"draft": str(reply.content).strip()}
-
-    def verify_citations_node(state: AgenticState) -> dict:
-        answer, verified, removed = verify_citations(state.get("draft", ""), state.get("labels", []))
-        ev = event("verify_citations", "verdict", grader="citations", target="answer",
-                   verdict=f"{len(verified)} verified, {len(removed)} removed",
-                   reason=("removed unsupported: " + "; ".join(removed)) if removed
-                   else ("every citation matches a retrieved source" if verified else "the answer cites nothing"),
-                   verified=verified, removed=removed)
-        docs = state["documents"]
-        end = stop("verify_citations", "answered", f"answered from {len(docs)} graded chunk(s)", counters=counters(state))
-        return {**final(answer, docs), "sources": label_sources(docs), **end, "trace": [ev] + end["trace"]}
-
-    def fallback(state: AgenticState) -> dict:
-        question = state["standalone_question"]
-        answer = say(question, "색인된 문서에서 이 질문에 답할 근거를 찾지 못했습니다. "
-                               "질문을 바꾸거나 관련 문서를 추가해 주세요.",
-                     "The indexed documents do not support an answer to this question. "
-                     "Try rephrasing it, or add documents that cover it.")
-        message = (f"no retrieved chunk passed grading after {state.get('rewrites', 0)} rewrite(s) "
-                   f"(budget {s.max_rewrites}); not answering from failed context")
-        return {**final(answer), **stop("fallback", "no_relevant_documents", message, counters=counters(state))}
-
-    def keep_documents(state: AgenticState, kept: list[Document]) -> dict:
-        """The approved chunks; a dropped chunk's label is no longer a source an answer may cite."""
-        dropped = {source_label(d) for d in state.get("documents", []) if d not in kept} - {source_label(d) for d in kept}
-        return {"documents": kept, "labels": [label for label in state.get("labels", []) if label not in dropped]}
-
-    def new_question(state: AgenticState, question: str) -> dict:
-        """An edited question is searched as written, with a fresh rewrite budget and no labels from the old search."""
-        return {"tool_calls": [new_call("search_documents", question, "review")], "query": question,
-                "retrieved": [], "labels": [], "rewrites": 0, "draft": ""}
-
     builder = StateGraph(AgenticState)
     builder.add_node("contextualize", make_contextualize(ctx))
-    for node in (agent, direct_answer, retrieve, grade_documents, rewrite_question, generate):
-        builder.add_node(node)
-    builder.add_node("verify_citations", verify_citations_node)
-    builder.add_node(fallback)
+    add_nodes(builder, ctx, agent, direct_answer, retrieve, grade_documents, rewrite_question, generate)
+    builder.add_node("verify_citations", partial(verify_citations_node, ctx))
+    add_nodes(builder, ctx, fallback)
     builder.add_node("review_documents", make_review_documents(lambda state: "retrieve", keep=keep_documents,
                                                                on_edit=new_question),
                      destinations=("generate", "retrieve", END))
 
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "agent")
-    builder.add_conditional_edges("agent", route_after_agent)
+    add_router(builder, "agent", route_after_agent, ctx)
     builder.add_edge("direct_answer", END)
     builder.add_edge("retrieve", "grade_documents")
-    builder.add_conditional_edges("grade_documents", route_after_grading)
+    add_router(builder, "grade_documents", route_after_grading, ctx)
     builder.add_edge("rewrite_question", "retrieve")
     builder.add_edge("generate", "verify_citations")
     builder.add_edge("verify_citations", END)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, TypedDict
+from functools import partial
+from typing import Annotated, TypedDict, get_args, get_type_hints
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
-from langgraph.graph import END
+from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.types import Command, interrupt
 
 from core import prompts
 from core.knowledge.citations import sources_from
 from core.knowledge.sources import Source, active_sources
+from core.llm import graders
 from core.prompts import is_korean
 from core.runtime.context import RunContext
 from core.runtime.review import document_review, kept_documents, normalise_decision
@@ -197,3 +199,59 @@ def after_retrieval(review_node: str = "review_documents", answer_node: str = "g
         return review_node if state.get("review") else answer_node
 
     return route_after_retrieval
+
+
+# ---------------------------------------------------------------- module-level nodes bound to one run
+
+
+def add_nodes(builder: StateGraph, ctx: RunContext, *nodes) -> None:
+    """Add module-level nodes ``node(ctx, state)``, each under its own name with this run's context bound
+    (the context holds models and keys: bound here, it never enters state or checkpoints)."""
+    for node in nodes:
+        builder.add_node(node.__name__, partial(node, ctx))
+
+
+def add_router(builder: StateGraph, source: str, router, ctx: RunContext) -> None:
+    """A conditional edge from a module-level ``router(ctx, state) -> Literal[...]``; the Literal names the
+    destinations (LangGraph cannot read it through a ``partial``, and the diagrams draw from it)."""
+    builder.add_conditional_edges(source, partial(router, ctx), list(get_args(get_type_hints(router)["return"])))
+
+
+# ---------------------------------------------------------------- grading, then rewriting a failed search
+
+
+def after_grading(state: dict, retries_left: bool, give_up: str) -> str:
+    """Where a run goes once its documents are graded: review or answer when some passed, else rewrite the
+    query while its budget lasts, else ``give_up``."""
+    if state.get("documents"):
+        return "review_documents" if state.get("review") else "generate"
+    return "rewrite_question" if retries_left else give_up
+
+
+def rewrite_query(ctx: RunContext, query: str, why: str, used: int, spent: dict) -> tuple[str, list[dict]]:
+    """Rewrite a search query that found nothing usable: the new query, and the events saying which budget
+    the retry spent (``used`` of ``max_rewrites``), why, and what the rewriter wrote (or why it failed)."""
+    outcome = graders.rewrite_question(ctx.grader, query)
+    budget = ctx.settings.max_rewrites
+    retry = event("rewrite_question", "retry", grader="rewrites", target="retrieval",
+                  verdict=f"rewrite {used} of {budget}", reason=why, counters=spent)
+    rewrite = event("rewrite_question", "error" if outcome.fallback else "rewrite", grader="rewriter",
+                    verdict=outcome.value.question,
+                    reason=f"{why}: rewrite {used} of {budget}" + (f" ({outcome.error})" if outcome.fallback else ""),
+                    counters=spent)
+    return outcome.value.question, [retry, rewrite]
+
+
+def graph_with_review(state_schema: type, ctx: RunContext, nodes: tuple, first: str, retrieve_again: str,
+                      **review) -> StateGraph:
+    """A pattern's graph before its own edges: contextualize, then ``first``; its module-level ``nodes``
+    bound to the run; and the review pause, which sends an edited question to ``retrieve_again``
+    (``review``: make_review_documents' documents_of / keep / on_edit)."""
+    builder = StateGraph(state_schema)
+    builder.add_node("contextualize", make_contextualize(ctx))
+    add_nodes(builder, ctx, *nodes)
+    builder.add_node("review_documents", make_review_documents(lambda state: retrieve_again, **review),
+                     destinations=("generate", retrieve_again, END))
+    builder.add_edge(START, "contextualize")
+    builder.add_edge("contextualize", first)
+    return builder

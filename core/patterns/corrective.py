@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Literal
 
 from langchain_core.documents import Document
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 
 from core.llm import graders
 from core.patterns import Pattern
@@ -23,11 +23,11 @@ from core.patterns.common import (
     USER_REJECTED,
     WEB_UNAVAILABLE,
     BaseState,
+    add_router,
     after_retrieval,
     answer_from_documents,
     final,
-    make_contextualize,
-    make_review_documents,
+    graph_with_review,
     run_sources,
     say,
     search_collections,
@@ -48,122 +48,124 @@ class CragState(BaseState, total=False):
     web_status: str
 
 
+def retrieve(ctx: RunContext, state: CragState) -> dict:
+    ids = [src.id for src in run_sources(ctx, state)]
+    docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
+    return {"documents": docs, "trace": events, "searched": ids}
+
+
+def grade_documents(ctx: RunContext, state: CragState) -> dict:
+    docs = state.get("documents", [])
+    outcomes = graders.crag_grade(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency)
+    events, kept, grades = [], [], []
+    for doc, outcome in zip(docs, outcomes):
+        grade = outcome.value
+        grades.append(grade.grade)
+        if grade.grade != "incorrect":
+            kept.append(doc)
+        events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="crag",
+                            target=doc_ref(doc), verdict=grade.grade, score=round(grade.confidence, 2),
+                            reason=outcome.error or None))
+    verdict = "correct" if "correct" in grades else "ambiguous" if "ambiguous" in grades else "incorrect"
+    events.append(event("grade_documents", "route", grader="crag", verdict=verdict,
+                        reason=f"{grades.count('correct')} correct, {grades.count('ambiguous')} ambiguous, "
+                               f"{grades.count('incorrect')} incorrect"))
+    return {"verdict": verdict, "kept": kept, "trace": events}
+
+
+def route_after_grading(ctx: RunContext, state: CragState) -> Literal["refine_knowledge", "rewrite_for_web"]:
+    return "rewrite_for_web" if state["verdict"] == "incorrect" else "refine_knowledge"
+
+
+def refine_knowledge(ctx: RunContext, state: CragState) -> dict:
+    question = state["standalone_question"]
+    per_doc = [graders.split_strips(d.page_content)[:MAX_STRIPS_PER_DOC] for d in state["kept"]]
+    outcomes = graders.grade_strips(ctx.grader, question, per_doc, ctx.settings.max_concurrency)
+    refined, events = [], []
+    for doc, strips, outcome in zip(state["kept"], per_doc, outcomes):
+        verdicts = outcome.value.verdicts
+        kept = [strip for strip, v in zip(strips, verdicts) if v == "yes"]
+        dropped = [strip for strip, v in zip(strips, verdicts) if v != "yes"]
+        if kept:
+            refined.append(Document(page_content="\n".join(kept), metadata=dict(doc.metadata), id=doc.id))
+        if outcome.fallback:
+            reason = f"grader output unusable ({outcome.error}); kept every strip"
+        else:
+            reason = ("dropped: " + " | ".join(d[:60] for d in dropped)) if dropped else "all kept"
+        events.append(event("refine_knowledge", "error" if outcome.fallback else "verdict",
+                            grader="strip_relevance", target=doc_ref(doc),
+                            verdict=f"kept {len(kept)} of {len(strips)} strips", reason=reason,
+                            kept=[k[:120] for k in kept]))
+    return {"strips": refined, "trace": events}
+
+
+def route_after_refining(ctx: RunContext, state: CragState) -> Literal["review_documents", "generate", "rewrite_for_web"]:
+    if state["verdict"] == "correct" and state.get("strips"):
+        return "review_documents" if state.get("review") else "generate"
+    return "rewrite_for_web"  # ambiguous, or nothing survived refinement: supplement from the web
+
+
+def rewrite_for_web(ctx: RunContext, state: CragState) -> dict:
+    outcome = graders.rewrite_question(ctx.grader, state["standalone_question"], for_web=True)
+    why = {"incorrect": "all documents graded incorrect", "ambiguous": "retrieval ambiguous: adding a web supplement"}
+    reason = why.get(state["verdict"], "no strip survived refinement")
+    return {"web_query": outcome.value.question,
+            "trace": [event("rewrite_for_web", "error" if outcome.fallback else "rewrite", grader="web_rewriter",
+                            verdict=outcome.value.question, reason=reason)]}
+
+
+def web_search(ctx: RunContext, state: CragState) -> dict:
+    result = ctx.web(state["web_query"])
+    return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason, "searched": ["web"],
+            "trace": [event("web_search", "tool", grader="web_search", target=result.query, verdict=result.status,
+                            reason=result.reason or f"{len(result.documents)} results")]}
+
+
+def generate(ctx: RunContext, state: CragState) -> dict:
+    question = state["standalone_question"]
+    strips, web = state.get("strips", []), state.get("web_documents", [])
+    docs = strips + web
+    # by status, not by what is left: a reviewer may drop every web result of a search that worked
+    web_failed = bool(state.get("web_query")) and state.get("web_status") != "ok"
+    if not docs:
+        answer = say(question, "확인할 수 있는 근거가 부족해 답할 수 없습니다.",
+                     "There is not enough evidence to answer this.")
+        if web_failed and state.get("web_status") and "no results" not in state["web_status"]:
+            return {**final(answer), **stop("generate", "web_unavailable",
+                                            f"web search unavailable ({state['web_status']}) and no strip survived")}
+        return {**final(answer), **stop("generate", "no_relevant_documents",
+                                        "no relevant documents in the collections or on the web")}
+    notes = [P.STRIPS_NOTE] + ([P.WEB_NOTE] if web else [])
+    answer = answer_from_documents(ctx, question, docs, "\n".join(notes))
+    if web_failed:
+        n = sum(len(d.page_content.splitlines()) for d in strips)
+        message = f"web search unavailable ({state.get('web_status')}): answered from the {n} strip(s) that survived"
+        return {**final(answer, docs), **stop("generate", "web_unavailable", message)}
+    origin = f"{len(strips)} refined document(s)" + (f" and {len(web)} web result(s)" if web else "")
+    return {**final(answer, docs), **stop("generate", "answered", f"answered from {origin}")}
+
+
+def knowledge_of(state: CragState) -> list[Document]:
+    """What the answer will read: the refined strips, then the web results."""
+    return state.get("strips", []) + state.get("web_documents", [])
+
+
+def keep_knowledge(state: CragState, kept: list[Document]) -> dict:
+    return {"strips": [d for d in state.get("strips", []) if d in kept],
+            "web_documents": [d for d in state.get("web_documents", []) if d in kept]}
+
+
+def new_question(state: CragState, question: str) -> dict:
+    return {"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""}
+
+
 def build(ctx: RunContext) -> StateGraph:
-    s = ctx.settings
-
-    def retrieve(state: CragState) -> dict:
-        ids = [src.id for src in run_sources(ctx, state)]
-        docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
-        return {"documents": docs, "trace": events, "searched": ids}
-
-    def grade_documents(state: CragState) -> dict:
-        docs = state.get("documents", [])
-        outcomes = graders.crag_grade(ctx.grader, state["standalone_question"], docs, s.max_concurrency)
-        events, kept, grades = [], [], []
-        for doc, outcome in zip(docs, outcomes):
-            grade = outcome.value
-            grades.append(grade.grade)
-            if grade.grade != "incorrect":
-                kept.append(doc)
-            events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="crag",
-                                target=doc_ref(doc), verdict=grade.grade, score=round(grade.confidence, 2),
-                                reason=outcome.error or None))
-        verdict = "correct" if "correct" in grades else "ambiguous" if "ambiguous" in grades else "incorrect"
-        events.append(event("grade_documents", "route", grader="crag", verdict=verdict,
-                            reason=f"{grades.count('correct')} correct, {grades.count('ambiguous')} ambiguous, "
-                                   f"{grades.count('incorrect')} incorrect"))
-        return {"verdict": verdict, "kept": kept, "trace": events}
-
-    def route_after_grading(state: CragState) -> Literal["refine_knowledge", "rewrite_for_web"]:
-        return "rewrite_for_web" if state["verdict"] == "incorrect" else "refine_knowledge"
-
-    def refine_knowledge(state: CragState) -> dict:
-        question = state["standalone_question"]
-        per_doc = [graders.split_strips(d.page_content)[:MAX_STRIPS_PER_DOC] for d in state["kept"]]
-        outcomes = graders.grade_strips(ctx.grader, question, per_doc, s.max_concurrency)
-        refined, events = [], []
-        for doc, strips, outcome in zip(state["kept"], per_doc, outcomes):
-            verdicts = outcome.value.verdicts
-            kept = [strip for strip, v in zip(strips, verdicts) if v == "yes"]
-            dropped = [strip for strip, v in zip(strips, verdicts) if v != "yes"]
-            if kept:
-                refined.append(Document(page_content="\n".join(kept), metadata=dict(doc.metadata), id=doc.id))
-            if outcome.fallback:
-                reason = f"grader output unusable ({outcome.error}); kept every strip"
-            else:
-                reason = ("dropped: " + " | ".join(d[:60] for d in dropped)) if dropped else "all kept"
-            events.append(event("refine_knowledge", "error" if outcome.fallback else "verdict",
-                                grader="strip_relevance", target=doc_ref(doc),
-                                verdict=f"kept {len(kept)} of {len(strips)} strips", reason=reason,
-                                kept=[k[:120] for k in kept]))
-        return {"strips": refined, "trace": events}
-
-    def route_after_refining(state: CragState) -> Literal["review_documents", "generate", "rewrite_for_web"]:
-        if state["verdict"] == "correct" and state.get("strips"):
-            return "review_documents" if state.get("review") else "generate"
-        return "rewrite_for_web"  # ambiguous, or nothing survived refinement: supplement from the web
-
-    def rewrite_for_web(state: CragState) -> dict:
-        outcome = graders.rewrite_question(ctx.grader, state["standalone_question"], for_web=True)
-        why = {"incorrect": "all documents graded incorrect", "ambiguous": "retrieval ambiguous: adding a web supplement"}
-        reason = why.get(state["verdict"], "no strip survived refinement")
-        return {"web_query": outcome.value.question,
-                "trace": [event("rewrite_for_web", "error" if outcome.fallback else "rewrite", grader="web_rewriter",
-                                verdict=outcome.value.question, reason=reason)]}
-
-    def web_search(state: CragState) -> dict:
-        result = ctx.web(state["web_query"])
-        return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason, "searched": ["web"],
-                "trace": [event("web_search", "tool", grader="web_search", target=result.query, verdict=result.status,
-                                reason=result.reason or f"{len(result.documents)} results")]}
-
-    def generate(state: CragState) -> dict:
-        question = state["standalone_question"]
-        strips, web = state.get("strips", []), state.get("web_documents", [])
-        docs = strips + web
-        # by status, not by what is left: a reviewer may drop every web result of a search that worked
-        web_failed = bool(state.get("web_query")) and state.get("web_status") != "ok"
-        if not docs:
-            answer = say(question, "확인할 수 있는 근거가 부족해 답할 수 없습니다.",
-                         "There is not enough evidence to answer this.")
-            if web_failed and state.get("web_status") and "no results" not in state["web_status"]:
-                return {**final(answer), **stop("generate", "web_unavailable",
-                                                f"web search unavailable ({state['web_status']}) and no strip survived")}
-            return {**final(answer), **stop("generate", "no_relevant_documents",
-                                            "no relevant documents in the collections or on the web")}
-        notes = [P.STRIPS_NOTE] + ([P.WEB_NOTE] if web else [])
-        answer = answer_from_documents(ctx, question, docs, "\n".join(notes))
-        if web_failed:
-            n = sum(len(d.page_content.splitlines()) for d in strips)
-            message = f"web search unavailable ({state.get('web_status')}): answered from the {n} strip(s) that survived"
-            return {**final(answer, docs), **stop("generate", "web_unavailable", message)}
-        origin = f"{len(strips)} refined document(s)" + (f" and {len(web)} web result(s)" if web else "")
-        return {**final(answer, docs), **stop("generate", "answered", f"answered from {origin}")}
-
-    def knowledge_of(state: CragState) -> list[Document]:
-        """What the answer will read: the refined strips, then the web results."""
-        return state.get("strips", []) + state.get("web_documents", [])
-
-    def keep_knowledge(state: CragState, kept: list[Document]) -> dict:
-        return {"strips": [d for d in state.get("strips", []) if d in kept],
-                "web_documents": [d for d in state.get("web_documents", []) if d in kept]}
-
-    def new_question(state: CragState, question: str) -> dict:
-        return {"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""}
-
-    review = make_review_documents(lambda state: "retrieve", documents_of=knowledge_of, keep=keep_knowledge,
-                                   on_edit=new_question)
-
-    builder = StateGraph(CragState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    for node in (retrieve, grade_documents, refine_knowledge, rewrite_for_web, web_search, generate):
-        builder.add_node(node)
-    builder.add_node("review_documents", review, destinations=("generate", "retrieve", END))
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "retrieve")
+    builder = graph_with_review(CragState, ctx, (retrieve, grade_documents, refine_knowledge, rewrite_for_web, web_search,
+                                                 generate), "retrieve", "retrieve",
+                                documents_of=knowledge_of, keep=keep_knowledge, on_edit=new_question)
     builder.add_edge("retrieve", "grade_documents")
-    builder.add_conditional_edges("grade_documents", route_after_grading)
-    builder.add_conditional_edges("refine_knowledge", route_after_refining)
+    add_router(builder, "grade_documents", route_after_grading, ctx)
+    add_router(builder, "refine_knowledge", route_after_refining, ctx)
     builder.add_edge("rewrite_for_web", "web_search")
     builder.add_conditional_edges("web_search", after_retrieval(), ["review_documents", "generate"])
     builder.add_edge("generate", END)

@@ -23,7 +23,7 @@ import time
 from typing import Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
 
 from core.knowledge import entity_graph as eg
 from core.knowledge import graph_builds
@@ -35,10 +35,10 @@ from core.patterns.common import (
     NO_RELEVANT_DOCUMENTS,
     USER_REJECTED,
     BaseState,
+    add_router,
     answer_directly,
     final,
-    make_contextualize,
-    make_review_documents,
+    graph_with_review,
     run_sources,
     say,
 )
@@ -62,118 +62,120 @@ class GraphRagState(BaseState, total=False):
     relations: list[dict]  # the relations used as context
 
 
+def load_graph(ctx: RunContext, state: GraphRagState) -> dict:
+    """The graph of each of the run's sources (at most MAX_GRAPH_COLLECTIONS): ready, waited for, or partial."""
+    cap = _cap(state)
+    wait = ctx.settings.graph_wait if state.get("graph_wait") is None else bool(state["graph_wait"])
+    sources = run_sources(ctx, state)
+    infos = [_graph_info(ctx, source.id, cap, wait) for source in sources[:MAX_GRAPH_COLLECTIONS]]
+    events = []
+    if len(sources) > MAX_GRAPH_COLLECTIONS:
+        skipped = ", ".join(src.id for src in sources[MAX_GRAPH_COLLECTIONS:])
+        events.append(event("load_graph", "info", grader="graph", target="collections",
+                            verdict=f"{MAX_GRAPH_COLLECTIONS} of {len(sources)}",
+                            reason=f"at most {MAX_GRAPH_COLLECTIONS} graphs per run; not used: {skipped} "
+                                   "(choose fewer sources in the sidebar)"))
+    events += [_graph_event(info) for info in infos]
+    if not infos:
+        events.append(event("load_graph", "error", grader="graph", target="collections", verdict="none",
+                            reason="the run has no source to build a graph from"))
+    waiting = [i for i in infos if not i["ready"]]
+    note = _not_ready_note(state["standalone_question"], waiting) if waiting else ""
+    return {"graphs": [{k: v for k, v in i.items() if k != "errors"} for i in infos], "graph_note": note,
+            "trace": events}
+
+
+def graph_for(ctx: RunContext, state: GraphRagState):
+    """The merged graph of the sources load_graph checked in this run (by digest: no chunk is fetched again),
+    as far as each is built now."""
+    name = eg.model_label(ctx.grader)
+    graphs = [eg.graph_with_digest(ctx.settings, info["collection"], info["digest"], name) for info in state.get("graphs", [])]
+    return eg.merge_graphs([g for g in graphs if g is not None])  # replaced since by another process: left out
+
+
+def link_entities(ctx: RunContext, state: GraphRagState) -> dict:
+    question = state["standalone_question"]
+    outcome = graders.ask(ctx.grader, eg.QuestionEntities, P.GRAPH_ENTITIES_SYSTEM, f"Question: {question}",
+                          eg.QuestionEntities(entities=[]))
+    mentions = [eg.clean_name(m) for m in outcome.value.entities if eg.clean_name(m)]
+    graph = graph_for(ctx, state)
+    linked = eg.link_entities(graph, question, mentions)
+    events = [event("link_entities", "error" if outcome.fallback else "verdict", grader="entities",
+                    target="question", verdict=f"{len(mentions)} mention(s)",
+                    reason=("; ".join(mentions) or "none") + (f" ({outcome.error})" if outcome.fallback else ""))]
+    events += [event("link_entities", "route", grader="entity_linker", target=m["name"], verdict=m["how"],
+                     reason=f"'{m['mention']}' -> node '{m['name']}'") for m in linked]
+    return {"mentions": mentions, "entities": linked, "trace": events}
+
+
+def route_after_linking(ctx: RunContext, state: GraphRagState) -> Literal["collect_relations", "direct_answer", "not_found"]:
+    if state.get("entities"):
+        return "collect_relations"
+    return "not_found" if state.get("mentions") else "direct_answer"
+
+
+def collect_relations(ctx: RunContext, state: GraphRagState) -> dict:
+    graph = graph_for(ctx, state)
+    relations = eg.neighbourhood(graph, [m["node"] for m in state["entities"]], HOPS, MAX_RELATIONS)
+    ev = event("collect_relations", "tool", grader="graph", target=", ".join(m["name"] for m in state["entities"]),
+               verdict=f"{len(relations)} relation(s)", reason=f"neighbourhood up to {HOPS} hops",
+               relations=[eg.relation_line(r) for r in relations])
+    return {"relations": relations, "trace": [ev]}
+
+
+def route_after_relations(ctx: RunContext, state: GraphRagState) -> Literal["review_documents", "generate", "not_found"]:
+    if not state.get("relations"):
+        return "not_found"
+    return "review_documents" if state.get("review") else "generate"
+
+
+def generate(ctx: RunContext, state: GraphRagState) -> dict:
+    relations = state["relations"]
+    system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
+    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
+    docs = eg.relation_documents(relations)
+    return {**final(_with_note(str(reply.content).strip(), state), docs),
+            **stop("generate", "answered", f"answered from {len(relations)} relation(s) around "
+                                           f"{len(state['entities'])} matched entit(ies)")}
+
+
+def direct_answer(ctx: RunContext, state: GraphRagState) -> dict:
+    return {**final(answer_directly(ctx, state["messages"])),
+            **stop("direct_answer", "direct_answer", "the question names no entity: answered directly")}
+
+
+def not_found(ctx: RunContext, state: GraphRagState) -> dict:
+    question = state["standalone_question"]
+    answer = say(question, "지식 그래프에서 질문의 대상을 찾지 못해 답할 수 없습니다.",
+                 "I cannot answer: the knowledge graph has nothing about what the question asks.")
+    why = ("no relations around the matched entities" if state.get("entities")
+           else f"no graph node matches the question's entities ({', '.join(state.get('mentions', []))})")
+    if state.get("graph_note"):
+        why += " (the graph is not fully built yet)"
+    return {**final(_with_note(answer, state)), **stop("not_found", "no_relevant_documents", why)}
+
+
+def relations_as_documents(state: GraphRagState) -> list:
+    """The relations the answer will read, one document per chunk they came from (what the sources list)."""
+    return eg.relation_documents(state.get("relations", []))
+
+
+def keep_relations(state: GraphRagState, kept: list) -> dict:
+    chunks = {d.metadata["chunk_id"] for d in kept}
+    return {"relations": [r for r in state.get("relations", []) if (r["chunk_id"] or r["label"]) in chunks]}
+
+
+def new_question(state: GraphRagState, question: str) -> dict:
+    return {"mentions": [], "entities": [], "relations": []}
+
+
 def build(ctx: RunContext) -> StateGraph:
-    s = ctx.settings
-
-    def load_graph(state: GraphRagState) -> dict:
-        """The graph of each of the run's sources (at most MAX_GRAPH_COLLECTIONS): ready, waited for, or partial."""
-        cap = _cap(state)
-        wait = s.graph_wait if state.get("graph_wait") is None else bool(state["graph_wait"])
-        sources = run_sources(ctx, state)
-        infos = [_graph_info(ctx, source.id, cap, wait) for source in sources[:MAX_GRAPH_COLLECTIONS]]
-        events = []
-        if len(sources) > MAX_GRAPH_COLLECTIONS:
-            skipped = ", ".join(src.id for src in sources[MAX_GRAPH_COLLECTIONS:])
-            events.append(event("load_graph", "info", grader="graph", target="collections",
-                                verdict=f"{MAX_GRAPH_COLLECTIONS} of {len(sources)}",
-                                reason=f"at most {MAX_GRAPH_COLLECTIONS} graphs per run; not used: {skipped} "
-                                       "(choose fewer sources in the sidebar)"))
-        events += [_graph_event(info) for info in infos]
-        if not infos:
-            events.append(event("load_graph", "error", grader="graph", target="collections", verdict="none",
-                                reason="the run has no source to build a graph from"))
-        waiting = [i for i in infos if not i["ready"]]
-        note = _not_ready_note(state["standalone_question"], waiting) if waiting else ""
-        return {"graphs": [{k: v for k, v in i.items() if k != "errors"} for i in infos], "graph_note": note,
-                "trace": events}
-
-    def graph_for(state: GraphRagState):
-        """The merged graph of the sources load_graph checked in this run (by digest: no chunk is fetched again),
-        as far as each is built now."""
-        name = eg.model_label(ctx.grader)
-        graphs = [eg.graph_with_digest(s, info["collection"], info["digest"], name) for info in state.get("graphs", [])]
-        return eg.merge_graphs([g for g in graphs if g is not None])  # replaced since by another process: left out
-
-    def link_entities(state: GraphRagState) -> dict:
-        question = state["standalone_question"]
-        outcome = graders.ask(ctx.grader, eg.QuestionEntities, P.GRAPH_ENTITIES_SYSTEM, f"Question: {question}",
-                              eg.QuestionEntities(entities=[]))
-        mentions = [eg.clean_name(m) for m in outcome.value.entities if eg.clean_name(m)]
-        graph = graph_for(state)
-        linked = eg.link_entities(graph, question, mentions)
-        events = [event("link_entities", "error" if outcome.fallback else "verdict", grader="entities",
-                        target="question", verdict=f"{len(mentions)} mention(s)",
-                        reason=("; ".join(mentions) or "none") + (f" ({outcome.error})" if outcome.fallback else ""))]
-        events += [event("link_entities", "route", grader="entity_linker", target=m["name"], verdict=m["how"],
-                         reason=f"'{m['mention']}' -> node '{m['name']}'") for m in linked]
-        return {"mentions": mentions, "entities": linked, "trace": events}
-
-    def route_after_linking(state: GraphRagState) -> Literal["collect_relations", "direct_answer", "not_found"]:
-        if state.get("entities"):
-            return "collect_relations"
-        return "not_found" if state.get("mentions") else "direct_answer"
-
-    def collect_relations(state: GraphRagState) -> dict:
-        graph = graph_for(state)
-        relations = eg.neighbourhood(graph, [m["node"] for m in state["entities"]], HOPS, MAX_RELATIONS)
-        ev = event("collect_relations", "tool", grader="graph", target=", ".join(m["name"] for m in state["entities"]),
-                   verdict=f"{len(relations)} relation(s)", reason=f"neighbourhood up to {HOPS} hops",
-                   relations=[eg.relation_line(r) for r in relations])
-        return {"relations": relations, "trace": [ev]}
-
-    def route_after_relations(state: GraphRagState) -> Literal["review_documents", "generate", "not_found"]:
-        if not state.get("relations"):
-            return "not_found"
-        return "review_documents" if state.get("review") else "generate"
-
-    def generate(state: GraphRagState) -> dict:
-        relations = state["relations"]
-        system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
-        reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
-        docs = eg.relation_documents(relations)
-        return {**final(_with_note(str(reply.content).strip(), state), docs),
-                **stop("generate", "answered", f"answered from {len(relations)} relation(s) around "
-                                               f"{len(state['entities'])} matched entit(ies)")}
-
-    def direct_answer(state: GraphRagState) -> dict:
-        return {**final(answer_directly(ctx, state["messages"])),
-                **stop("direct_answer", "direct_answer", "the question names no entity: answered directly")}
-
-    def not_found(state: GraphRagState) -> dict:
-        question = state["standalone_question"]
-        answer = say(question, "지식 그래프에서 질문의 대상을 찾지 못해 답할 수 없습니다.",
-                     "I cannot answer: the knowledge graph has nothing about what the question asks.")
-        why = ("no relations around the matched entities" if state.get("entities")
-               else f"no graph node matches the question's entities ({', '.join(state.get('mentions', []))})")
-        if state.get("graph_note"):
-            why += " (the graph is not fully built yet)"
-        return {**final(_with_note(answer, state)), **stop("not_found", "no_relevant_documents", why)}
-
-    def relations_as_documents(state: GraphRagState) -> list:
-        """The relations the answer will read, one document per chunk they came from (what the sources list)."""
-        return eg.relation_documents(state.get("relations", []))
-
-    def keep_relations(state: GraphRagState, kept: list) -> dict:
-        chunks = {d.metadata["chunk_id"] for d in kept}
-        return {"relations": [r for r in state.get("relations", []) if (r["chunk_id"] or r["label"]) in chunks]}
-
-    def new_question(state: GraphRagState, question: str) -> dict:
-        return {"mentions": [], "entities": [], "relations": []}
-
-    review = make_review_documents(lambda state: "link_entities", documents_of=relations_as_documents,
-                                   keep=keep_relations, on_edit=new_question)
-
-    builder = StateGraph(GraphRagState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    for node in (load_graph, link_entities, collect_relations, generate, direct_answer, not_found):
-        builder.add_node(node)
-    builder.add_node("review_documents", review, destinations=("generate", "link_entities", END))
-
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "load_graph")
+    builder = graph_with_review(GraphRagState, ctx, (load_graph, link_entities, collect_relations, generate,
+                                                     direct_answer, not_found), "load_graph", "link_entities",
+                                documents_of=relations_as_documents, keep=keep_relations, on_edit=new_question)
     builder.add_edge("load_graph", "link_entities")
-    builder.add_conditional_edges("link_entities", route_after_linking)
-    builder.add_conditional_edges("collect_relations", route_after_relations)
+    add_router(builder, "link_entities", route_after_linking, ctx)
+    add_router(builder, "collect_relations", route_after_relations, ctx)
     builder.add_edge("generate", END)
     builder.add_edge("direct_answer", END)
     builder.add_edge("not_found", END)

@@ -1,6 +1,6 @@
 """ReAct, native tool calling: the tools go to the model's API, which may call several at once.
 
-Same tools, same nodes around the loop and same trace as the prompt-protocol flavour (``react``):
+Same tools, same loop around the agent (``react_loop``) and same trace as the prompt-protocol flavour (``react``):
 only the ``agent`` step differs. The model's reply either carries tool calls (run, then the loop
 continues) or is the final answer. ``max_iterations`` bounds the model replies.
 """
@@ -13,8 +13,16 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from langgraph.graph import StateGraph
 
 from core.patterns import Pattern
-from core.patterns.common import ANSWERED, DIRECT_ANSWER, BaseState
-from core.patterns.react import MAX_ITERATIONS, REPEATED_ACTION, after_step, make_tools_of, wire_react_loop
+from core.patterns.react_loop import (
+    LOOP_RESET,
+    REASONS,
+    RESULT_FIELDS,
+    LoopState,
+    after_step,
+    make_tools_of,
+    max_llm_calls,
+    wire_react_loop,
+)
 from core.patterns.tool_review import make_review_tool_calls
 from core.patterns.tools import (
     action_event,
@@ -28,18 +36,10 @@ from core.patterns.tools import (
 )
 from core.prompts import agents as P
 from core.runtime.context import RunContext
-from core.runtime.trace import ERROR
 
 
-class ReactNativeState(BaseState, total=False):
+class ReactNativeState(LoopState, total=False):
     agent_messages: list[AnyMessage]  # this turn's tool-calling exchange (the conversation stays in messages)
-    pending: list[dict]  # tool calls waiting to run
-    iterations: int  # model replies so far
-    parse_errors: int  # always 0 here: the API returns structured calls (kept for the shared trace)
-    final_answer: str
-    made: list[str]  # see ReactState
-    repeat_noted: bool
-    repeated: str
 
 
 def build(ctx: RunContext) -> StateGraph:
@@ -88,11 +88,6 @@ def build(ctx: RunContext) -> StateGraph:
     return wire_react_loop(StateGraph(ReactNativeState), ctx, agent, route_after_agent, review, tools_of, record_step)
 
 
-def max_llm_calls(settings, sources: int | None = None) -> int:
-    """contextualize 1 + one model reply per step (max_iterations) + the answer at the limit 1."""
-    return 1 + settings.max_iterations + 1
-
-
 PATTERN = Pattern(
     id="react_native",
     title="ReAct agent (native tool calls)",
@@ -101,11 +96,11 @@ PATTERN = Pattern(
     order=70,
     description_ko="같은 에이전트가 모델의 도구 호출 API로 도구를 부르며, 한 번에 여러 호출을 할 수 있습니다.\n"
                    "텍스트 형식 ReAct와 도구, 추적, 단계 한도가 같으니 둘을 비교해 보세요.",
-    termination_reasons=(ANSWERED, DIRECT_ANSWER, MAX_ITERATIONS, REPEATED_ACTION, ERROR),
+    termination_reasons=REASONS,
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "best_answer", "finish"}),
-    reset={"agent_messages": [], "pending": [], "iterations": 0, "parse_errors": 0, "final_answer": "",
-           "made": [], "repeat_noted": False, "repeated": ""},
+    reset={"agent_messages": [], **LOOP_RESET},
     supports_review=True,
+    result_fields=RESULT_FIELDS,
 )

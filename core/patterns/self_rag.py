@@ -24,11 +24,15 @@ from core.patterns.common import (
     NO_RELEVANT_DOCUMENTS,
     USER_REJECTED,
     BaseState,
+    add_nodes,
+    add_router,
+    after_grading,
     answer_directly,
     answer_from_documents,
     final,
     make_contextualize,
     make_review_documents,
+    rewrite_query,
     run_sources,
     say,
     search_collections,
@@ -56,7 +60,8 @@ class SelfRagState(BaseState, total=False):
     search_results: Annotated[list[Document], add_or_reset]
     relevance_retries: int
     generations: int
-    grounded: str
+    grounded: str  # the hallucination grader's verdict, its fallback ("no") included: what the routers read
+    grounding: str  # "yes" / "no" for the answer the run returns, "" when unchecked or the grader failed
     usefulness: int
     feedback: str  # why the last answer was rejected, for the next generation
     best: dict  # the best grounded answer so far: {answer, score, documents}
@@ -104,184 +109,188 @@ def build_search(ctx: RunContext):
 # ---------------------------------------------------------------- the main graph
 
 
+def counters(ctx: RunContext, state: SelfRagState) -> dict:
+    return {"relevance_retries": state.get("relevance_retries", 0), "generations": state.get("generations", 0),
+            "max_rewrites": ctx.settings.max_rewrites, "max_generations": ctx.settings.max_generations}
+
+
+def decide_retrieval(ctx: RunContext, state: SelfRagState) -> dict:
+    outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"], run_sources(ctx, state))
+    need, kind = outcome.value.retrieve, outcome.value.kind.replace("_", " ")
+    reason = (f"grader output unusable ({outcome.error}); retrieving to be safe" if outcome.fallback
+              else (f"retrieval needed: {kind}" if need == "yes" else f"no retrieval needed: {kind}"))
+    return {"query": state["standalone_question"], "retrieval": need,
+            "trace": [event("decide_retrieval", "error" if outcome.fallback else "route",
+                            grader="retrieval_need", verdict=need, reason=reason)]}
+
+
+def route_retrieval(ctx: RunContext, state: SelfRagState) -> Literal["select_sources", "direct_answer"]:
+    return "direct_answer" if state["retrieval"] == "no" else "select_sources"
+
+
+def direct_answer(ctx: RunContext, state: SelfRagState) -> dict:
+    return {**final(answer_directly(ctx, state["messages"])),
+            **stop("direct_answer", "direct_answer", "answered directly: no retrieval needed")}
+
+
+def select_sources(ctx: RunContext, state: SelfRagState) -> dict:
+    sources, events = run_sources(ctx, state), []
+    if len(sources) > MAX_OFFERED:
+        sources, scores = closest(ctx.kb, state["query"], sources, MAX_OFFERED)
+        events.append(event("select_sources", "info", grader="source_shortlist", target="sources",
+                            verdict=f"{len(sources)} offered",
+                            reason="closest descriptions: " + ", ".join(f"{s.id} {v:.2f}" for s, v in zip(sources, scores)),
+                            offered=[s.id for s in sources]))
+    outcome = graders.select_sources(ctx.grader, state["query"], sources, MAX_FANOUT)
+    chosen = outcome.value.sources
+    names = {s.id: s.name for s in sources} | {"web": "web search"}
+    shown = ", ".join(names.get(c, c) for c in chosen)
+    reason = (f"router output unusable ({outcome.error}); searching {shown}" if outcome.fallback
+              else f"searching {shown} in parallel")
+    events.append(event("select_sources", "error" if outcome.fallback else "route", grader="source_router",
+                        verdict=",".join(chosen), target=",".join(chosen), reason=reason,
+                        offered=[s.id for s in sources] + ["web"]))
+    return {"search_sources": chosen, "search_results": None, "trace": events}
+
+
+def grade_documents(ctx: RunContext, state: SelfRagState) -> dict:
+    docs = state.get("search_results", [])
+    outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency)
+    kept, events = [], []
+    for doc, outcome in zip(docs, outcomes):
+        verdict = outcome.value.relevant
+        if verdict == "yes":
+            kept.append(doc)
+        events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="relevance",
+                            target=doc_ref(doc), verdict=verdict, score=doc.metadata.get("score"),
+                            reason=outcome.error or None))
+    return {"documents": kept, "trace": events}
+
+
+def route_after_grading(ctx: RunContext,
+                        state: SelfRagState) -> Literal["review_documents", "generate", "rewrite_question", "finish"]:
+    return after_grading(state, state.get("relevance_retries", 0) < ctx.settings.max_rewrites, "finish")
+
+
+def rewrite_question(ctx: RunContext, state: SelfRagState) -> dict:
+    retries = state.get("relevance_retries", 0) + 1
+    why = ("no relevant documents" if not state.get("documents")
+           else f"answer not useful enough ({state.get('usefulness')}/5)")
+    query, events = rewrite_query(ctx, state["query"], why, retries, {**counters(ctx, state), "relevance_retries": retries})
+    return {"query": query, "relevance_retries": retries, "documents": [], "feedback": "", "trace": events}
+
+
+def generate(ctx: RunContext, state: SelfRagState) -> dict:
+    docs = state["documents"]
+    extra = P.REGENERATE_NOTE.format(reason=state["feedback"]) if state.get("feedback") else ""
+    answer = answer_from_documents(ctx, state["standalone_question"], docs, extra)
+    generations = state.get("generations", 0) + 1
+    update = {"answer": answer, "generations": generations}
+    if state.get("feedback"):  # a regeneration: say which budget it spent, and why
+        update["trace"] = [event("generate", "retry", grader="regenerations", target="answer",
+                                 verdict=f"regeneration {generations - 1} of {ctx.settings.max_generations}",
+                                 reason=state["feedback"], counters={**counters(ctx, state), "generations": generations})]
+    return update
+
+
+def grade_hallucination(ctx: RunContext, state: SelfRagState) -> dict:
+    outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"], state["standalone_question"])
+    grounded = outcome.value.grounded
+    ev = event("grade_hallucination", "error" if outcome.fallback else "verdict", grader="hallucination",
+               target="answer", verdict=grounded, reason=outcome.error or None, counters=counters(ctx, state))
+    update = {"grounded": grounded, "grounding": "" if outcome.fallback else grounded, "trace": [ev]}
+    if grounded != "yes":
+        update["feedback"] = "it stated facts the documents do not contain"
+    return update
+
+
+def route_after_hallucination(ctx: RunContext, state: SelfRagState) -> Literal["grade_usefulness", "generate", "finish"]:
+    if state["grounded"] == "yes":
+        return "grade_usefulness"
+    return "generate" if state["generations"] <= ctx.settings.max_generations else "finish"
+
+
+def grade_usefulness(ctx: RunContext, state: SelfRagState) -> dict:
+    outcome = graders.grade_usefulness(ctx.grader, state["standalone_question"], state["answer"])
+    score = outcome.value.score
+    update: dict = {"usefulness": score}
+    best = state.get("best") or {}
+    if score > best.get("score", 0):
+        update["best"] = {"answer": state["answer"], "score": score, "documents": state["documents"]}
+    # the score decides (4-5 accepts, 3 regenerates, below 3 rewrites): the verdict says so, not the model's yes/no
+    verdict = "useful" if score >= ACCEPT_USEFULNESS else "partly useful" if score >= 3 else "not useful"
+    events = [event("grade_usefulness", "error" if outcome.fallback else "verdict", grader="usefulness",
+                    target="answer", verdict=f"{verdict} ({score}/5)", score=score,
+                    reason=outcome.error or None, counters=counters(ctx, state))]
+    if score < ACCEPT_USEFULNESS:
+        update["feedback"] = f"it was grounded but only {score}/5 useful: answer the question more directly"
+    update["trace"] = events
+    return update
+
+
+def route_after_usefulness(ctx: RunContext, state: SelfRagState) -> Literal["accept", "generate", "rewrite_question", "finish"]:
+    score = state["usefulness"]
+    if score >= ACCEPT_USEFULNESS:
+        return "accept"
+    if score >= 3:
+        return "generate" if state["generations"] <= ctx.settings.max_generations else "finish"
+    return "rewrite_question" if state.get("relevance_retries", 0) < ctx.settings.max_rewrites else "finish"
+
+
+def accept(ctx: RunContext, state: SelfRagState) -> dict:
+    return {**final(state["answer"], state["documents"]),
+            **stop("accept", "accepted", f"answer accepted: grounded and useful ({state['usefulness']}/5)",
+                   counters=counters(ctx, state))}
+
+
+def finish(ctx: RunContext, state: SelfRagState) -> dict:
+    """A budget ran out: the best grounded answer so far, or an honest 'not enough evidence'."""
+    c = counters(ctx, state)
+    spent = (f"{c['relevance_retries']} of {ctx.settings.max_rewrites} rewrite(s) and "
+             f"{max(c['generations'] - 1, 0)} of {ctx.settings.max_generations} regeneration(s)")
+    best = state.get("best")
+    if best:
+        return {**final(best["answer"], best["documents"]), "grounding": "yes",  # only a grounded answer is kept
+                **stop("finish", "retry_budget_exhausted",
+                       f"gave up after {spent}: returned the best grounded answer ({best['score']}/5)", counters=c)}
+    question = state["standalone_question"]
+    answer = say(question, "확인할 수 있는 근거가 부족해 답하지 않겠습니다.",
+                 "There is not enough evidence in the documents to answer this.")
+    answer_update = {**final(answer), "grounding": ""}  # a decline: no answer of the documents was returned
+    if not state.get("documents"):
+        message = f"gave up after {c['relevance_retries']} of {ctx.settings.max_rewrites} rewrite(s): no relevant documents"
+        return {**answer_update, **stop("finish", "no_relevant_documents", message, counters=c)}
+    message = f"gave up after {spent}: no answer was grounded in the documents"
+    return {**answer_update, **stop("finish", "not_enough_evidence", message, counters=c)}
+
+
+def new_question(state: SelfRagState, question: str) -> dict:
+    """An edited question starts over: searched as written, budgets and the best answer so far cleared."""
+    return {"query": question, "search_results": None, "relevance_retries": 0, "generations": 0,
+            "grounded": "", "grounding": "", "usefulness": 0, "feedback": "", "best": {}}
+
+
 def build(ctx: RunContext) -> StateGraph:
-    s = ctx.settings
-
-    def counters(state: SelfRagState) -> dict:
-        return {"relevance_retries": state.get("relevance_retries", 0), "generations": state.get("generations", 0),
-                "max_rewrites": s.max_rewrites, "max_generations": s.max_generations}
-
-    def decide_retrieval(state: SelfRagState) -> dict:
-        outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"], run_sources(ctx, state))
-        need, kind = outcome.value.retrieve, outcome.value.kind.replace("_", " ")
-        reason = (f"grader output unusable ({outcome.error}); retrieving to be safe" if outcome.fallback
-                  else (f"retrieval needed: {kind}" if need == "yes" else f"no retrieval needed: {kind}"))
-        return {"query": state["standalone_question"], "retrieval": need,
-                "trace": [event("decide_retrieval", "error" if outcome.fallback else "route",
-                                grader="retrieval_need", verdict=need, reason=reason)]}
-
-    def route_retrieval(state: SelfRagState) -> Literal["select_sources", "direct_answer"]:
-        return "direct_answer" if state["retrieval"] == "no" else "select_sources"
-
-    def direct_answer(state: SelfRagState) -> dict:
-        return {**final(answer_directly(ctx, state["messages"])),
-                **stop("direct_answer", "direct_answer", "answered directly: no retrieval needed")}
-
-    def select_sources(state: SelfRagState) -> dict:
-        sources, events = run_sources(ctx, state), []
-        if len(sources) > MAX_OFFERED:
-            sources, scores = closest(ctx.kb, state["query"], sources, MAX_OFFERED)
-            events.append(event("select_sources", "info", grader="source_shortlist", target="sources",
-                                verdict=f"{len(sources)} offered",
-                                reason="closest descriptions: " + ", ".join(f"{s.id} {v:.2f}" for s, v in zip(sources, scores)),
-                                offered=[s.id for s in sources]))
-        outcome = graders.select_sources(ctx.grader, state["query"], sources, MAX_FANOUT)
-        chosen = outcome.value.sources
-        names = {s.id: s.name for s in sources} | {"web": "web search"}
-        shown = ", ".join(names.get(c, c) for c in chosen)
-        reason = (f"router output unusable ({outcome.error}); searching {shown}" if outcome.fallback
-                  else f"searching {shown} in parallel")
-        events.append(event("select_sources", "error" if outcome.fallback else "route", grader="source_router",
-                            verdict=",".join(chosen), target=",".join(chosen), reason=reason,
-                            offered=[s.id for s in sources] + ["web"]))
-        return {"search_sources": chosen, "search_results": None, "trace": events}
-
-    def grade_documents(state: SelfRagState) -> dict:
-        docs = state.get("search_results", [])
-        outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, s.max_concurrency)
-        kept, events = [], []
-        for doc, outcome in zip(docs, outcomes):
-            verdict = outcome.value.relevant
-            if verdict == "yes":
-                kept.append(doc)
-            events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="relevance",
-                                target=doc_ref(doc), verdict=verdict, score=doc.metadata.get("score"),
-                                reason=outcome.error or None))
-        return {"documents": kept, "trace": events}
-
-    def route_after_grading(state: SelfRagState) -> Literal["review_documents", "generate", "rewrite_question", "finish"]:
-        if state.get("documents"):
-            return "review_documents" if state.get("review") else "generate"
-        if state.get("relevance_retries", 0) < s.max_rewrites:
-            return "rewrite_question"
-        return "finish"
-
-    def rewrite_question(state: SelfRagState) -> dict:
-        outcome = graders.rewrite_question(ctx.grader, state["query"])
-        retries = state.get("relevance_retries", 0) + 1
-        why = ("no relevant documents" if not state.get("documents")
-               else f"answer not useful enough ({state.get('usefulness')}/5)")
-        spent = {**counters(state), "relevance_retries": retries}
-        retry = event("rewrite_question", "retry", grader="rewrites", target="retrieval",
-                      verdict=f"rewrite {retries} of {s.max_rewrites}", reason=why, counters=spent)
-        ev = event("rewrite_question", "rewrite", grader="rewriter", verdict=outcome.value.question,
-                   reason=f"{why}: rewrite {retries} of {s.max_rewrites}", counters=spent)
-        return {"query": outcome.value.question, "relevance_retries": retries, "documents": [],
-                "feedback": "", "trace": [retry, ev]}
-
-    def generate(state: SelfRagState) -> dict:
-        docs = state["documents"]
-        extra = P.REGENERATE_NOTE.format(reason=state["feedback"]) if state.get("feedback") else ""
-        answer = answer_from_documents(ctx, state["standalone_question"], docs, extra)
-        generations = state.get("generations", 0) + 1
-        update = {"answer": answer, "generations": generations}
-        if state.get("feedback"):  # a regeneration: say which budget it spent, and why
-            update["trace"] = [event("generate", "retry", grader="regenerations", target="answer",
-                                     verdict=f"regeneration {generations - 1} of {s.max_generations}",
-                                     reason=state["feedback"], counters={**counters(state), "generations": generations})]
-        return update
-
-    def grade_hallucination(state: SelfRagState) -> dict:
-        outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"], state["standalone_question"])
-        grounded = outcome.value.grounded
-        ev = event("grade_hallucination", "error" if outcome.fallback else "verdict", grader="hallucination",
-                   target="answer", verdict=grounded, reason=outcome.error or None, counters=counters(state))
-        update = {"grounded": grounded, "trace": [ev]}
-        if grounded != "yes":
-            update["feedback"] = "it stated facts the documents do not contain"
-        return update
-
-    def route_after_hallucination(state: SelfRagState) -> Literal["grade_usefulness", "generate", "finish"]:
-        if state["grounded"] == "yes":
-            return "grade_usefulness"
-        return "generate" if state["generations"] <= s.max_generations else "finish"
-
-    def grade_usefulness(state: SelfRagState) -> dict:
-        outcome = graders.grade_usefulness(ctx.grader, state["standalone_question"], state["answer"])
-        score = outcome.value.score
-        update: dict = {"usefulness": score}
-        best = state.get("best") or {}
-        if score > best.get("score", 0):
-            update["best"] = {"answer": state["answer"], "score": score, "documents": state["documents"]}
-        # the score decides (4-5 accepts, 3 regenerates, below 3 rewrites): the verdict says so, not the model's yes/no
-        verdict = "useful" if score >= ACCEPT_USEFULNESS else "partly useful" if score >= 3 else "not useful"
-        events = [event("grade_usefulness", "error" if outcome.fallback else "verdict", grader="usefulness",
-                        target="answer", verdict=f"{verdict} ({score}/5)", score=score,
-                        reason=outcome.error or None, counters=counters(state))]
-        if score < ACCEPT_USEFULNESS:
-            update["feedback"] = f"it was grounded but only {score}/5 useful: answer the question more directly"
-        update["trace"] = events
-        return update
-
-    def route_after_usefulness(state: SelfRagState) -> Literal["accept", "generate", "rewrite_question", "finish"]:
-        score = state["usefulness"]
-        if score >= ACCEPT_USEFULNESS:
-            return "accept"
-        if score >= 3:
-            return "generate" if state["generations"] <= s.max_generations else "finish"
-        return "rewrite_question" if state.get("relevance_retries", 0) < s.max_rewrites else "finish"
-
-    def accept(state: SelfRagState) -> dict:
-        return {**final(state["answer"], state["documents"]),
-                **stop("accept", "accepted", f"answer accepted: grounded and useful ({state['usefulness']}/5)",
-                       counters=counters(state))}
-
-    def finish(state: SelfRagState) -> dict:
-        """A budget ran out: the best grounded answer so far, or an honest 'not enough evidence'."""
-        c = counters(state)
-        spent = (f"{c['relevance_retries']} of {s.max_rewrites} rewrite(s) and "
-                 f"{max(c['generations'] - 1, 0)} of {s.max_generations} regeneration(s)")
-        best = state.get("best")
-        if best:
-            return {**final(best["answer"], best["documents"]),
-                    **stop("finish", "retry_budget_exhausted",
-                           f"gave up after {spent}: returned the best grounded answer ({best['score']}/5)", counters=c)}
-        question = state["standalone_question"]
-        answer = say(question, "확인할 수 있는 근거가 부족해 답하지 않겠습니다.",
-                     "There is not enough evidence in the documents to answer this.")
-        if not state.get("documents"):
-            message = f"gave up after {c['relevance_retries']} of {s.max_rewrites} rewrite(s): no relevant documents"
-            return {**final(answer), **stop("finish", "no_relevant_documents", message, counters=c)}
-        message = f"gave up after {spent}: no answer was grounded in the documents"
-        return {**final(answer), **stop("finish", "not_enough_evidence", message, counters=c)}
-
-    def new_question(state: SelfRagState, question: str) -> dict:
-        """An edited question starts over: searched as written, budgets and the best answer so far cleared."""
-        return {"query": question, "search_results": None, "relevance_retries": 0, "generations": 0,
-                "grounded": "", "usefulness": 0, "feedback": "", "best": {}}
-
     builder = StateGraph(SelfRagState)
     builder.add_node("contextualize", make_contextualize(ctx))
-    builder.add_node(decide_retrieval)
-    builder.add_node(direct_answer)
-    builder.add_node(select_sources)
+    add_nodes(builder, ctx, decide_retrieval, direct_answer, select_sources)
     builder.add_node("multi_search", build_search(ctx))
     builder.add_node("review_documents", make_review_documents(lambda state: "select_sources", on_edit=new_question),
                      destinations=("generate", "select_sources", END))
-    for node in (grade_documents, rewrite_question, generate, grade_hallucination, grade_usefulness, accept, finish):
-        builder.add_node(node)
+    add_nodes(builder, ctx, grade_documents, rewrite_question, generate, grade_hallucination, grade_usefulness, accept,
+              finish)
 
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "decide_retrieval")
-    builder.add_conditional_edges("decide_retrieval", route_retrieval)
+    add_router(builder, "decide_retrieval", route_retrieval, ctx)
     builder.add_edge("direct_answer", END)
     builder.add_edge("select_sources", "multi_search")
     builder.add_edge("multi_search", "grade_documents")
-    builder.add_conditional_edges("grade_documents", route_after_grading)
+    add_router(builder, "grade_documents", route_after_grading, ctx)
     builder.add_edge("rewrite_question", "select_sources")
     builder.add_edge("generate", "grade_hallucination")
-    builder.add_conditional_edges("grade_hallucination", route_after_hallucination)
-    builder.add_conditional_edges("grade_usefulness", route_after_usefulness)
+    add_router(builder, "grade_hallucination", route_after_hallucination, ctx)
+    add_router(builder, "grade_usefulness", route_after_usefulness, ctx)
     builder.add_edge("accept", END)
     builder.add_edge("finish", END)
     return builder
@@ -312,7 +321,7 @@ PATTERN = Pattern(
     order=30,
     description_ko="검색이 필요한지 정하고, 여러 출처를 동시에 검색해 문서마다 평가한 뒤\n"
                    "자기 답변의 근거와 유용성을 평가하고 두 가지 한도 안에서 다시 시도합니다.",
-    grounding_graders=frozenset({"hallucination"}),
+    result_fields=("grounding",),
     field_values={"retrieval": ("RetrievalNeed", "retrieve"), "grounded": ("Grounded", "grounded"),
                   "usefulness": ("Usefulness", "score"), "search_sources": ("Sources", "sources")},
     termination_reasons=(ACCEPTED, DIRECT_ANSWER, RETRY_BUDGET_EXHAUSTED, NO_RELEVANT_DOCUMENTS, NOT_ENOUGH_EVIDENCE,
@@ -322,5 +331,5 @@ PATTERN = Pattern(
     answer_nodes=frozenset({"generate", "direct_answer"}),
     supports_review=True,
     reset={"retrieval": "", "query": "", "search_sources": [], "search_results": None, "relevance_retries": 0, "generations": 0,
-           "grounded": "", "usefulness": 0, "feedback": "", "best": {}},
+           "grounded": "", "grounding": "", "usefulness": 0, "feedback": "", "best": {}},
 )

@@ -1,7 +1,7 @@
 """What a finished run can honestly claim: its outcome, whether its citations point at real sources,
 whether its sentences are supported by its documents (the claim check), and whether the answer was cut
-off at the token limit. Derived from the run result alone (trace verdicts, claim support, termination
-reason, usage), so chat, compare, export and the CLI all say the same thing.
+off at the token limit. Derived from the values the run result carries (grounding verdict, claim support,
+termination reason, usage), never from its trace, so chat, compare, export and the CLI all say the same thing.
 """
 
 from __future__ import annotations
@@ -31,20 +31,13 @@ _LABELLED = re.compile(r"\[\s*(?:Source|Sources|출처)\s*:\s*([^\]]*)\]", re.IG
 
 
 def grounding(result: dict) -> str:
-    """``yes`` / ``no`` from the last grounding verdict of the run, ``unchecked`` when none graded the answer.
+    """``yes`` / ``no``: the pattern's grader on the answer the run returned; ``unchecked`` when none graded it.
 
-    Which graders judge the answer's grounding, the pattern declares (``Pattern.grounding_graders``).
+    A pattern that grades its answer's grounding carries the verdict in its result (``grounding``, a
+    ``Pattern.result_fields`` entry); a grader that failed leaves it empty.
     """
-    from core.patterns import get_pattern
-
-    try:
-        graders = get_pattern(result.get("pattern") or "").grounding_graders
-    except KeyError:  # a pattern that no longer exists (an old thread, a saved comparison)
-        graders = frozenset()
-    verdicts = [e for e in result.get("trace") or [] if e.get("grader") in graders and e.get("kind") == "verdict"]
-    if not verdicts:
-        return "unchecked"
-    return "yes" if str(verdicts[-1].get("verdict", "")).lower() == "yes" else "no"
+    verdict = str(result.get("grounding") or "").lower()
+    return verdict if verdict in ("yes", "no") else "unchecked"
 
 
 def outcome(result: dict) -> str:

@@ -166,6 +166,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
             interrupted=bool(interrupts),
             interrupt=interrupts[0] if interrupts else None,
             error=None,
+            **{name: values.get(name) for name in pattern.result_fields},  # what badges and evaluation read
         )
         status = "waiting" if interrupts else "done"
         if status == "done" and should_verify(result, settings):  # every sentence against the run's documents

@@ -90,14 +90,10 @@ def _answered(item: dict, result: dict) -> bool:
 
 
 def agent_steps(result: dict) -> tuple[int, int]:
-    """(replies that were a well-formed step, all agent replies) from the trace; (0, 0) for non-agents."""
-    good = bad = 0
-    for ev in result.get("trace") or []:
-        if ev.get("grader") == "agent" and ev.get("step") in ("action", "final"):
-            good += 1
-        elif ev.get("grader") == "react_parser" and ev.get("step") == "parse_error":
-            bad += 1
-    return good, good + bad
+    """(replies that were a well-formed step, all agent replies), as the agent counted them in its state;
+    (0, 0) for patterns that count none (``iterations`` / ``parse_errors`` are ReAct's result fields)."""
+    replies = int(result.get("iterations") or 0)
+    return max(replies - int(result.get("parse_errors") or 0), 0), replies
 
 
 def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:

@@ -19,7 +19,9 @@ from langgraph.pregel import Pregel
 from core.llm import graders
 from core.run.runner import MAX_QUESTION_CHARS
 
-NOT_EDITABLE = {"trace", "messages", "sources", "termination_reason", "termination_message", "review", "question"}
+# "grounding" records the grader's verdict for the result (the decision a fork may change is "grounded")
+NOT_EDITABLE = {"trace", "messages", "sources", "termination_reason", "termination_message", "review", "question",
+                "grounding"}
 # state field -> (grader schema, field): the values a grader can give it, so the form offers them.
 # A schema that no longer has a fixed list (built at run time) makes the field free text.
 PREVIEW_CHARS = 300
