@@ -213,16 +213,22 @@ def _graph_info(ctx: RunContext, collection: str, cap: int, wait: bool) -> dict:
 
 
 def _graph_event(info: dict) -> dict:
-    """load_graph's trace line for one collection: how its graph was found, or that it is not ready."""
-    size = f"{info['nodes']} nodes, {info['edges']} relations"
+    """load_graph's trace line for one collection: how its graph was found, or that it is not ready.
+
+    Each message is one literal (not assembled from parts), so its Korean template in ui/i18n_trace.py matches.
+    """
+    nodes, edges, chunks = info["nodes"], info["edges"], info["chunks"]
     if not info["ready"]:
         return event("load_graph", "info", grader="graph", target=info["collection"], verdict="not_ready",
-                     reason=f"graph not ready: {info['done']} of {info['chunks']} chunk(s) read by {info['model']}, "
-                            f"being built in the background; answering from what is built ({size}); ask again "
-                            "when it is built, or set graph_wait to wait for it")
-    failed = f"; {len(info['errors'])} extraction call(s) failed" if info["errors"] else ""
-    return event("load_graph", "error" if info["errors"] else "info", grader="graph", target=info["collection"],
-                 verdict=info["status"], reason=f"{size} from {info['chunks']} chunk(s) in {info['ms']} ms{failed}")
+                     reason=f"graph not ready: {info['done']} of {chunks} chunk(s) read by {info['model']}, "
+                            f"being built in the background; answering from what is built ({nodes} nodes, {edges} "
+                            "relations); ask again when it is built, or set graph_wait to wait for it")
+    if info["errors"]:
+        return event("load_graph", "error", grader="graph", target=info["collection"], verdict=info["status"],
+                     reason=f"{nodes} nodes, {edges} relations from {chunks} chunk(s) in {info['ms']} ms; "
+                            f"{len(info['errors'])} extraction call(s) failed")
+    return event("load_graph", "info", grader="graph", target=info["collection"], verdict=info["status"],
+                 reason=f"{nodes} nodes, {edges} relations from {chunks} chunk(s) in {info['ms']} ms")
 
 
 def _not_ready_note(question: str, infos: list[dict]) -> str:
