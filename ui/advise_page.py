@@ -21,9 +21,11 @@ from core.studio.question_set import (
 )
 from core.studio.recommend import markdown_report
 from core.studio.render import plain_markdown
+from ui.chart_export import chart_png
 from ui.i18n import t
 from ui.pages import page_for, pattern_title
 
+RING = "#d62728"  # the recommended point's ring on the frontier
 EDIT_COLUMNS = ["id", "question", "kind", "lang", "facts", "sources", "answerable"]
 
 
@@ -206,16 +208,36 @@ def _report(report: dict) -> None:
         return
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.subheader(t("advise_frontier"))
-    st.altair_chart(frontier(rows, rec["pattern"]))
+    chart = frontier(rows, rec["pattern"])
+    st.altair_chart(chart)
     st.subheader(t("advise_questions"))
     table = question_frame(report)
     links = {c: st.column_config.LinkColumn(c, display_text="trace") for c in table.columns if c.endswith(" trace")}
     st.container(key="advise_question_table").dataframe(table, hide_index=True, width="stretch", column_config=links)
-    left, right = st.columns(2)
+    _downloads(report, table, chart)
+
+
+def _downloads(report: dict, table: pd.DataFrame, chart: alt.LayerChart) -> None:
+    """Markdown report, per-question CSV, and the frontier as PNG (rendered on demand: it takes a second)."""
+    left, middle, right = st.columns(3)
     left.download_button(t("advise_download_md"), markdown_report(report).encode("utf-8"), "advice.md", "text/markdown",
                          key="advise_md", icon="⬇️")
-    right.download_button(t("advise_download_csv"), table.to_csv(index=False).encode("utf-8"), "advice.csv", "text/csv",
-                          key="advise_csv", icon="⬇️")
+    middle.download_button(t("advise_download_csv"), table.to_csv(index=False).encode("utf-8"), "advice.csv",
+                           "text/csv", key="advise_csv", icon="⬇️")
+    made = st.session_state.get("advise_png_made") or {}
+    if made.get("digest") != _digest(report):
+        if right.button(t("advise_make_png"), key="advise_png_make", icon="🖼️"):
+            made = st.session_state["advise_png_made"] = {"digest": _digest(report), "png": chart_png(chart)}
+            if made["png"] is None:
+                right.caption(t("advise_png_failed"))
+    if made.get("digest") == _digest(report) and made.get("png"):
+        right.download_button(t("download_png"), made["png"], "advice-frontier.png", "image/png", key="advise_png",
+                              icon="⬇️")
+
+
+def _digest(report: dict) -> str:
+    """Which report a rendered PNG belongs to: its set, runs finished and recommendation."""
+    return f"{report.get('set_digest')}:{report.get('finished_runs')}:{report['recommendation'].get('pattern')}"
 
 
 def frontier(rows: list[dict], recommended: str | None) -> alt.LayerChart:
@@ -223,10 +245,11 @@ def frontier(rows: list[dict], recommended: str | None) -> alt.LayerChart:
     data = pd.DataFrame(rows)[["pattern", "quality", "mean_seconds", "mean_llm_calls"]].dropna(subset=["quality"])
     data["recommended"] = data["pattern"] == recommended
     base = alt.Chart(data, width=600, height=320)
-    points = base.mark_point(filled=True, size=90).encode(
+    points = base.mark_point(filled=True, size=90).encode(  # dark2 has no red: only the ring is red
         x=alt.X("mean_seconds:Q", title="seconds per question"), y=alt.Y("quality:Q", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("pattern:N", legend=None), tooltip=["pattern", "quality", "mean_seconds", "mean_llm_calls"])
-    ring = base.transform_filter(alt.datum.recommended).mark_point(size=600, strokeWidth=3, color="#d62728").encode(
+        color=alt.Color("pattern:N", legend=None, scale=alt.Scale(scheme="dark2")),
+        tooltip=["pattern", "quality", "mean_seconds", "mean_llm_calls"])
+    ring = base.transform_filter(alt.datum.recommended).mark_point(size=600, strokeWidth=3, color=RING, opacity=1).encode(
         x="mean_seconds:Q", y="quality:Q")
     labels = base.mark_text(align="left", dx=8, dy=-8).encode(x="mean_seconds:Q", y="quality:Q", text="pattern:N")
     return points + ring + labels
