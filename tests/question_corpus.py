@@ -47,9 +47,9 @@ MISSING = {"bikes": ("누비라 전기자전거 이용권은 얼마인가요?", 
            "bees": ("Who is the head beekeeper of the apiary?", "head beekeeper")}
 
 
-def build(tmp_path, settings):
-    """A knowledge base with the two collections, one chunk per section."""
-    kb = KnowledgeBase(settings.with_(chunk_size=80, chunk_overlap=0), HashEmbeddings())
+def build(tmp_path, settings, embeddings=None):
+    """A knowledge base with the two collections, one chunk per section (hash embeddings unless given)."""
+    kb = KnowledgeBase(settings.with_(chunk_size=80, chunk_overlap=0), embeddings or HashEmbeddings())
     for collection, files in FILES.items():
         paths = []
         for name, text in files.items():

@@ -3,7 +3,8 @@
     python tests/scripted_server.py run streamlit_app.py --server.port N ...
 
 Every answer waits ``RAG_TEST_ANSWER_DELAY`` seconds first (a slow model); routers and graders say yes
-at once. Nothing else changes: real Streamlit, real Chroma and embeddings, real SQLite.
+at once, and the question generator's prompts are answered from the chunks shown (tests/question_writer.py).
+Nothing else changes: real Streamlit, real Chroma and embeddings, real SQLite.
 """
 
 import os
@@ -14,6 +15,7 @@ TESTS = Path(__file__).resolve().parent
 sys.path[:0] = [str(TESTS.parent), str(TESTS)]
 
 from app_support import happy_script  # noqa: E402
+from question_writer import combined, reply  # noqa: E402
 from scripted import ScriptedChatModel  # noqa: E402
 from streamlit.web import cli  # noqa: E402
 from workflow_script import role_of  # noqa: E402
@@ -21,7 +23,8 @@ from workflow_script import role_of  # noqa: E402
 import core.llm.models  # noqa: E402
 
 DELAY = float(os.environ.get("RAG_TEST_ANSWER_DELAY", "5"))
-MODEL = ScriptedChatModel(responder=happy_script(), delay=lambda m: DELAY if role_of(m) == "answer" else 0.0)
+MODEL = ScriptedChatModel(responder=combined(happy_script()),
+                          delay=lambda m: DELAY if reply(m) is None and role_of(m) == "answer" else 0.0)
 core.llm.models.get_chat_model = lambda settings, role="main": MODEL
 
 if __name__ == "__main__":

@@ -58,7 +58,8 @@ def fake_run(calls, declines=("careful",)):
         answer = "" if decline else (" ".join(item["facts"]) or "It is 7,000원.")
         return {"answer": answer, "termination_reason": "no_relevant_documents" if decline else "answered",
                 "llm_calls": 2 if pattern == "careful" else 1, "tokens": 40, "ms": 3000 if pattern == "careful" else 1000,
-                "sources": [], "trace": [{"kind": "tool", "grader": "retriever", "target": ",".join(item["sources"])}],
+                "sources": [], "searched": item["sources"],  # what route accuracy is read from (the run's state)
+                "trace": [{"kind": "tool", "grader": "retriever", "target": ",".join(item["sources"])}],
                 "thread_id": f"{pattern}-{item['id']}", "verification": {"ms": 500, "llm_calls": 1, "tokens": 9}}
     return run_one
 
@@ -188,3 +189,44 @@ def test_the_advise_command_prints_scores_and_a_recommendation_as_json(tmp_path,
     assert main(argv) == 0 and len(scripted_cli) == 8  # started again: every run is reused
     assert json.loads(capsys.readouterr().out)["reused_runs"] == 8
     assert advise.list_advice(settings)[0]["status"] == "done"
+
+
+def test_a_real_run_s_claim_check_is_costed_apart_from_the_pattern(sample_data_dir, tmp_path):
+    """Through the runner (scripted model, claims checked by the model): the pattern's LLM calls, tokens and
+    seconds leave the claim check out, and the check's own calls, tokens and seconds are reported beside them."""
+    import shutil
+
+    from app_support import happy_script
+    from helpers import run_script
+
+    from core.config import load_settings
+
+    shutil.copytree(sample_data_dir / "chroma", tmp_path / "data" / "chroma")
+    settings = load_settings(data_dir=str(tmp_path / "data"), provider="embedded", verify_claims="model")
+    script = happy_script()
+    script.replies["claim"] = {"verdict": "supported"}
+    results = []
+
+    def run_one(pattern, question, s):
+        results.append(run_script(pattern, question, s, script))
+        return results[-1]
+
+    item = {"id": "steak", "question": "스테이크 메뉴의 가격은 얼마인가요?", "sources": ["restaurant_menu"],
+            "facts": ["35,000"], "answerable": True, "category": "single", "kind": "single"}
+    report = advise.advise(settings, [item], ["basic"], run_one=run_one, judge=lambda q, a: False)
+    [result] = results
+    row = report["patterns"]["basic"]
+    claim_calls = script.log.count("claim")
+    assert claim_calls >= 1 and result["verification"]["llm_calls"] == claim_calls
+    assert row["mean_llm_calls"] == len(script.log) - claim_calls  # the pattern's own calls only
+    assert row["mean_verification_calls"] == claim_calls
+    assert row["mean_tokens"] == result["tokens"] and result["verification"]["tokens"] > 0
+    assert row["mean_verification_tokens"] == result["verification"]["tokens"]
+    assert row["mean_verification_seconds"] == round(result["verification"]["ms"] / 1000, 3)
+    assert row["mean_seconds"] == round((result["ms"] - result["verification"]["ms"]) / 1000, 3)
+    from core.cli.advise import render_advice
+    from core.studio.recommend import markdown_report
+
+    for text in (markdown_report(report), render_advice(report)):  # both say what the check cost, apart
+        assert all(c in text for c in ("mean_llm_calls", "mean_verification_calls", "mean_verification_tokens",
+                                       "mean_verification_seconds")), text

@@ -19,7 +19,7 @@ def canned(pattern: str, question: str, settings) -> dict:
                 "tokens": 10, "ms": 400}
     answer = "한우 등심 ₩35,000" if pattern == "adaptive" else "₩35,000"
     return {"answer": answer, "termination_reason": "answered", "llm_calls": 2, "tokens": 80, "ms": 2000,
-            "sources": [{"source": "restaurant_menu.md", "collection": "restaurant_menu"}],
+            "sources": [{"source": "restaurant_menu.md", "collection": "restaurant_menu"}], "searched": ["restaurant_menu"],
             "trace": [{"kind": "tool", "grader": "retriever", "target": "restaurant_menu"}]}
 
 
@@ -57,6 +57,9 @@ def test_saved_reports_are_tabulated_charted_and_drilled_into(app_data, scripted
     assert charts(at)[0][0]["layer"][0]["encoding"]["x"]["field"] == "mean_tokens"
     csv = next(b for b in at.get("download_button") if b.proto.label == "Download CSV")
     assert csv is not None
+    button(at, key_end="eval_png_make").click().run()
+    assert_clean(at)  # the rendered PNG sits under its own state key, not the download button's
+    assert [b.proto.label for b in at.get("download_button")].count("Download PNG") == 1
     assert spec["facet"]["column"]["field"] == "metric" and spec["spec"]["encoding"]["xOffset"]["field"] == "evaluation"
     adaptive = data[data["pattern"] == "adaptive"].set_index("metric")["value"]
     assert adaptive.to_dict() == {"key_fact_rate": 1.0, "route_accuracy": 1.0}
@@ -108,7 +111,7 @@ def test_starting_without_a_pattern_is_one_clear_message(app_data, scripted):
     assert [e.value for e in at.error] == ["Choose at least one pattern."]
     assert evaluate.saved_reports(load_settings()) == [] and not scripted.calls
     at.sidebar.button_group(key="sb_lang").set_value("ko").run()
-    assert at.title[0].value == "평가" and "270M" in at.main.info[0].value and "점수가 낮습니다" in at.main.info[0].value
+    assert at.title[0].value == "평가" and "점수는 모델에 따라 달라집니다" in at.main.info[0].value
 
 
 def test_an_uploaded_question_set_is_checked_run_and_named_in_the_report(app_data, scripted):
@@ -155,3 +158,65 @@ def test_an_advice_shows_its_recommendation_rule_and_per_question_links(app_data
     table = at.dataframe[-1].value
     assert list(table["id"]) == ["menu-01", "general-01"] and table["adaptive"][0] == 1.0
     assert table["basic trace"][0] is None or table["basic trace"][0].startswith("/Basic_RAG?thread=")
+    button(at, "Chart as PNG").click().run()
+    assert_clean(at)
+    png = next(b for b in at.get("download_button") if b.proto.label == "Download PNG")
+    assert png.proto.url  # the rendered chart is offered for download (its bytes are tested in test_advise_chart)
+
+
+def test_questions_generated_from_a_collection_are_shown_with_their_chunk_saved_and_offered_to_advise(app_data, scripted):
+    from question_writer import combined
+
+    from core.studio.question_set import load_saved_question_set
+
+    scripted.responder = combined(happy_script())
+    at = open_page(EVALUATION)
+    button(at, "Generate").click().run()
+    assert [e.value for e in at.error] == ["Choose at least one collection."]
+    at.multiselect(key="gen_collections").set_value(["restaurant_menu"])
+    at.number_input(key="gen_count").set_value(3)
+    button(at, "Generate").click().run()
+    assert_clean(at)
+    assert "Kept 3 of 3 written questions" in shown(texts(at)) and "Stopped" not in shown(texts(at))
+    picked = at.selectbox(key="gen_chunk_pick")
+    assert picked.options == ["g001", "g002", "g003"]
+    picked.set_value("g002").run()  # a two-chunk question: both of its chunks are shown
+    chunks = [c.value for c in at.code]
+    assert len(chunks) == 2 and all(chunks)
+    at.text_input(key="gen_set_name").set_value("menu questions")
+    button(at, "Save the set").click().run()
+    assert_clean(at)
+    assert shown(at.success[0].value) == "Saved as menu-questions.jsonl."
+    assert at.selectbox(key="advise_set").value == "menu-questions.jsonl"
+    saved = load_saved_question_set(load_settings(), "menu-questions.jsonl")
+    assert [i["kind"] for i in saved] == ["single", "two_chunks", "unanswerable"]
+    assert all(fact in "\n".join(chunks) for fact in saved[1]["facts"])  # quoted from the chunks shown
+    assert saved[1]["provenance"][0]["collection"] == "restaurant_menu"
+    at.sidebar.button_group(key="sb_lang").set_value("ko").run()
+    assert "컬렉션에서 질문 만들기" in [s.value for s in at.subheader]
+
+
+def test_the_edited_table_becomes_the_set_keeping_provenance_and_reading_blank_cells_of_added_rows():
+    import pandas as pd
+
+    from ui.advise_page import EDIT_COLUMNS, _items
+
+    generated = {"g001": {"id": "g001", "question": "정기권은 얼마인가요?", "kind": "single", "lang": "ko",
+                          "facts": ["5,000원"], "sources": ["bikes"], "answerable": True,
+                          "provenance": [{"collection": "bikes", "file": "fees.md", "chunk_id": "c1"}]},
+                 "g002": {"id": "g002", "question": "삭제될 질문", "kind": "single", "facts": [], "sources": [],
+                          "answerable": True}}
+    edited = pd.DataFrame([
+        {"id": "g001", "question": "누비라 30일 정기권의 가격은?", "kind": "single", "lang": "ko", "facts": "5,000원 | 30일",
+         "sources": "bikes", "answerable": True},
+        {"id": None, "question": "헬멧은 무료인가요?", "kind": None, "lang": None, "facts": None, "sources": None,
+         "answerable": None},
+        {"id": None, "question": float("nan"), "kind": None, "lang": None, "facts": None, "sources": None,
+         "answerable": None},  # an added row left empty
+    ], columns=EDIT_COLUMNS)
+    items = _items(edited, generated)
+    assert [i["id"] for i in items] == ["g001", "e002"]  # g002 deleted, the empty row dropped
+    assert items[0]["question"] == "누비라 30일 정기권의 가격은?" and items[0]["facts"] == ["5,000원", "30일"]
+    assert items[0]["provenance"] == generated["g001"]["provenance"]
+    assert items[1] == {"id": "e002", "question": "헬멧은 무료인가요?", "facts": [], "sources": [], "answerable": True,
+                        "kind": "single", "category": "single", "lang": ""}

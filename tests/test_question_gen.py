@@ -137,3 +137,52 @@ def test_the_questions_command_prints_json_and_saves_the_set(tmp_path, settings,
     assert [i["question"] for i in parse_question_set(out.read_text(encoding="utf-8"))] == \
         [i["question"] for i in printed["items"]]
     assert main(["--data-dir", str(settings.data_path), "questions", "--collection", "nowhere"]) == 2
+
+
+# Measured with the built-in embedder (multilingual-e5-small); the cosines are in core/studio/question_gen.py.
+MEANING_PAIRS = {
+    "same": [("정기권은 얼마인가요?", "정기권의 가격은 얼마인가요?"),
+             ("대여소는 몇 곳이 있나요?", "대여소가 모두 몇 개인가요?"),
+             ("How many colonies does the apiary keep?", "How many bee colonies are kept at the apiary?"),
+             ("When is the main honey harvest?", "When does the main harvest of honey take place?"),
+             ("스테이크 가격은 얼마인가요?", "스테이크는 얼마예요?"),
+             ("What time does the restaurant open?", "When does the restaurant open?")],
+    "missed": [("누비라 한 달 정기권은 얼마인가요?", "누비라 30일 정기권 가격이 어떻게 되나요?"),  # paraphrases
+               ("헬멧을 빌리려면 돈을 내야 하나요?", "헬멧 대여는 유료인가요?")],  # under the threshold
+    "distinct": [("정기권은 얼마인가요?", "1시간 이용권은 얼마인가요?"),
+                 ("시그니처 스테이크의 가격은 얼마인가요?", "트러플 크림 파스타의 가격은 얼마인가요?"),
+                 ("대여소는 몇 곳이 있나요?", "자전거는 모두 몇 대인가요?"),
+                 ("How many colonies does the apiary keep?", "How many hives were lost last winter?"),
+                 ("When is the main honey harvest?", "When are varroa mites counted?"),
+                 ("스테이크와 어울리는 와인은?", "디저트와 어울리는 와인은?"),
+                 ("자전거를 잃어버리면 보상금은 얼마인가요?", "자전거는 하루 중 언제부터 빌릴 수 있나요?"),
+                 ("누비라 한 시간 이용권의 가격은 얼마인가요?", "누비라 한 달 정기권은 얼마인가요?"),
+                 ("그릴드 연어 스테이크 항목의 마지막 안내는 무엇인가요?", "클래식 시저 샐러드 항목의 마지막 안내는 무엇인가요?"),
+                 ("How long are stored frames frozen?", "How are varroa mites counted?")],
+}
+
+
+def test_the_meaning_threshold_separates_the_measured_pairs_on_the_built_in_embedder(settings):
+    from core.llm.embeddings import get_embeddings
+
+    meaning = question_gen.Meaning(get_embeddings(settings).embed_query)
+    scores = {kind: [meaning.similarity(a, b) for a, b in pairs] for kind, pairs in MEANING_PAIRS.items()}
+    assert all(s >= question_gen.SAME_MEANING for s in scores["same"]), scores
+    assert all(s < question_gen.SAME_MEANING for s in scores["missed"] + scores["distinct"]), scores
+    assert min(scores["same"]) - max(scores["distinct"]) > 0.005  # the gap the threshold sits in
+    assert not any(question_gen.is_duplicate(a, [b]) for a, b in MEANING_PAIRS["same"])  # the words differ
+
+
+def test_a_question_that_asks_what_a_kept_one_asks_in_other_words_is_dropped(tmp_path, settings):
+    from core.llm.embeddings import get_embeddings
+
+    kb = corpus.build(tmp_path, settings, get_embeddings(settings))  # the real e5, as the app has it
+    scripted = corpus.model({"1시간 이용권": ("정기권은 얼마인가요?", "1,000원"),
+                             "정기권": ("정기권의 가격은 얼마인가요?", "5,000원")})
+    meaning = question_gen.Meaning(kb.embed_query)
+    assert meaning.same_as_any("정기권의 가격은 얼마인가요?", ["정기권은 얼마인가요?"])
+    assert not question_gen.is_duplicate("정기권의 가격은 얼마인가요?", ["정기권은 얼마인가요?"])
+    done = question_gen.generate(kb, scripted, ["bikes"], count=10)
+    questions = [i["question"] for i in done.items]
+    assert done.dropped["same_meaning"] >= 1
+    assert not {"정기권은 얼마인가요?", "정기권의 가격은 얼마인가요?"} <= set(questions)

@@ -21,9 +21,11 @@ from core.studio.question_set import (
 )
 from core.studio.recommend import markdown_report
 from core.studio.render import plain_markdown
+from ui.chart_export import chart_png
 from ui.i18n import t
 from ui.pages import page_for, pattern_title
 
+RING = "#d62728"  # the recommended point's ring on the frontier
 EDIT_COLUMNS = ["id", "question", "kind", "lang", "facts", "sources", "answerable"]
 
 
@@ -31,7 +33,10 @@ def generate_section(settings: Settings, kb) -> None:
     """Pick collections and a count, watch the progress (Stop keeps what was written), edit, save, download."""
     st.subheader(t("gen_title"))
     st.caption(t("gen_help"))
-    state = st.session_state.setdefault("question_gen", {"done": None, "collections": []})
+    state = st.session_state.setdefault("question_gen", {"done": None, "running": False, "generation": 0})
+    if state.get("running"):  # the run that was writing ended without finishing: Stop (or a rerun) cut it short
+        state["running"] = False
+        state["done"].stopped = True
     left, right = st.columns([3, 1])
     chosen = left.multiselect(t("gen_collections"), kb.names(), key="gen_collections")
     count = right.number_input(t("gen_count"), min_value=1, max_value=100, value=10, key="gen_count")
@@ -49,15 +54,17 @@ def generate_section(settings: Settings, kb) -> None:
                  seconds=round(summary["seconds"]), dropped=plain_markdown(dropped)))
     if done.stopped:
         st.info(t("gen_stopped"), icon="⏹️")
-    _edit(settings, kb, done)
+    _edit(settings, kb, done, state.get("generation", 0))
 
 
 def _write(settings: Settings, kb, chosen: list[str], count: int, state: dict) -> None:
     """Generate in this script run; a click on Stop reruns the page, and the questions kept so far stay."""
     from core.llm.models import get_chat_model
 
-    state["done"] = Generated()
-    st.button(t("gen_stop"), key="gen_stop", icon="⏹️")  # any click ends this run; what was kept is in state
+    state["done"], state["running"] = Generated(), True
+    state["generation"] = state.get("generation", 0) + 1  # a new set gets a new editor: old edits do not carry over
+    stop = st.empty()
+    stop.button(t("gen_stop"), key="gen_stop", icon="⏹️")  # any click ends this run; what was kept is in state
     bar = st.progress(0.0, text=t("gen_running", kept=0, wanted=int(count)))
 
     def progress(kept: int, wanted: int, _label: str, left: float | None) -> None:
@@ -69,15 +76,17 @@ def _write(settings: Settings, kb, chosen: list[str], count: int, state: dict) -
         generate(kb, get_chat_model(settings), chosen, count, progress=progress, k=settings.k, into=state["done"])
     except ValueError as exc:  # a collection without chunks
         st.error(plain_markdown(str(exc)), icon="⚠️")
+    state["running"] = False
+    stop.empty()
     bar.empty()
 
 
-def _edit(settings: Settings, kb, done: Generated) -> None:
+def _edit(settings: Settings, kb, done: Generated, generation: int) -> None:
     rows = [{**{c: item.get(c) for c in EDIT_COLUMNS}, "facts": " | ".join(item["facts"]),
              "sources": ", ".join(item["sources"])} for item in done.items]
     st.caption(t("gen_table"))
     edited = st.data_editor(pd.DataFrame(rows, columns=EDIT_COLUMNS), num_rows="dynamic", hide_index=True,
-                            width="stretch", key="gen_editor")
+                            width="stretch", key=f"gen_editor_{generation}")
     by_id = {item["id"]: item for item in done.items}
     with_chunks = [i for i in done.items if any(p.get("chunk_id") for p in i.get("provenance") or [])]
     if with_chunks:
@@ -107,17 +116,27 @@ def _items(edited: pd.DataFrame, by_id: dict) -> list[dict]:
     """The edited table as set items: a kept row keeps its provenance, a new row gets an id and kind."""
     items = []
     for n, row in enumerate(edited.to_dict("records"), 1):
-        question = str(row.get("question") or "").strip()
+        question = _cell_text(row.get("question"))
         if not question:
             continue
-        old = by_id.get(row.get("id")) or {}
-        facts = [f.strip() for f in str(row.get("facts") or "").split("|") if f.strip()]
-        sources = [s.strip() for s in str(row.get("sources") or "").split(",") if s.strip()]
-        kind = str(row.get("kind") or old.get("kind") or "single")
-        items.append({**old, "id": str(row.get("id") or f"e{n:03d}"), "question": question, "facts": facts,
-                      "sources": sources, "answerable": bool(row.get("answerable", True)), "kind": kind,
-                      "category": kind, "lang": str(row.get("lang") or "")})
+        old = by_id.get(_cell_text(row.get("id"))) or {}
+        facts = [f.strip() for f in _cell_text(row.get("facts")).split("|") if f.strip()]
+        sources = [s.strip() for s in _cell_text(row.get("sources")).split(",") if s.strip()]
+        kind = _cell_text(row.get("kind")) or old.get("kind") or "single"
+        answerable = row.get("answerable")
+        items.append({**old, "id": _cell_text(row.get("id")) or f"e{n:03d}", "question": question, "facts": facts,
+                      "sources": sources, "answerable": True if _blank(answerable) else bool(answerable),
+                      "kind": kind, "category": kind, "lang": _cell_text(row.get("lang"))})
     return items
+
+
+def _blank(value) -> bool:
+    """An empty cell: a row added in the editor holds None (or NaN) where nothing was typed."""
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def _cell_text(value) -> str:
+    return "" if _blank(value) else str(value).strip()
 
 
 def advise_section(settings: Settings) -> None:
@@ -189,16 +208,36 @@ def _report(report: dict) -> None:
         return
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.subheader(t("advise_frontier"))
-    st.altair_chart(frontier(rows, rec["pattern"]))
+    chart = frontier(rows, rec["pattern"])
+    st.altair_chart(chart)
     st.subheader(t("advise_questions"))
     table = question_frame(report)
     links = {c: st.column_config.LinkColumn(c, display_text="trace") for c in table.columns if c.endswith(" trace")}
-    st.dataframe(table, hide_index=True, width="stretch", column_config=links)
-    left, right = st.columns(2)
+    st.container(key="advise_question_table").dataframe(table, hide_index=True, width="stretch", column_config=links)
+    _downloads(report, table, chart)
+
+
+def _downloads(report: dict, table: pd.DataFrame, chart: alt.LayerChart) -> None:
+    """Markdown report, per-question CSV, and the frontier as PNG (rendered on demand: it takes a second)."""
+    left, middle, right = st.columns(3)
     left.download_button(t("advise_download_md"), markdown_report(report).encode("utf-8"), "advice.md", "text/markdown",
                          key="advise_md", icon="⬇️")
-    right.download_button(t("advise_download_csv"), table.to_csv(index=False).encode("utf-8"), "advice.csv", "text/csv",
-                          key="advise_csv", icon="⬇️")
+    middle.download_button(t("advise_download_csv"), table.to_csv(index=False).encode("utf-8"), "advice.csv",
+                           "text/csv", key="advise_csv", icon="⬇️")
+    made = st.session_state.get("advise_png_made") or {}
+    if made.get("digest") != _digest(report):
+        if right.button(t("advise_make_png"), key="advise_png_make", icon="🖼️"):
+            made = st.session_state["advise_png_made"] = {"digest": _digest(report), "png": chart_png(chart)}
+            if made["png"] is None:
+                right.caption(t("advise_png_failed"))
+    if made.get("digest") == _digest(report) and made.get("png"):
+        right.download_button(t("download_png"), made["png"], "advice-frontier.png", "image/png", key="advise_png",
+                              icon="⬇️")
+
+
+def _digest(report: dict) -> str:
+    """Which report a rendered PNG belongs to: its set, runs finished and recommendation."""
+    return f"{report.get('set_digest')}:{report.get('finished_runs')}:{report['recommendation'].get('pattern')}"
 
 
 def frontier(rows: list[dict], recommended: str | None) -> alt.LayerChart:
@@ -206,10 +245,11 @@ def frontier(rows: list[dict], recommended: str | None) -> alt.LayerChart:
     data = pd.DataFrame(rows)[["pattern", "quality", "mean_seconds", "mean_llm_calls"]].dropna(subset=["quality"])
     data["recommended"] = data["pattern"] == recommended
     base = alt.Chart(data, width=600, height=320)
-    points = base.mark_point(filled=True, size=90).encode(
+    points = base.mark_point(filled=True, size=90).encode(  # dark2 has no red: only the ring is red
         x=alt.X("mean_seconds:Q", title="seconds per question"), y=alt.Y("quality:Q", scale=alt.Scale(domain=[0, 1])),
-        color=alt.Color("pattern:N", legend=None), tooltip=["pattern", "quality", "mean_seconds", "mean_llm_calls"])
-    ring = base.transform_filter(alt.datum.recommended).mark_point(size=600, strokeWidth=3, color="#d62728").encode(
+        color=alt.Color("pattern:N", legend=None, scale=alt.Scale(scheme="dark2")),
+        tooltip=["pattern", "quality", "mean_seconds", "mean_llm_calls"])
+    ring = base.transform_filter(alt.datum.recommended).mark_point(size=600, strokeWidth=3, color=RING, opacity=1).encode(
         x="mean_seconds:Q", y="quality:Q")
     labels = base.mark_text(align="left", dx=8, dy=-8).encode(x="mean_seconds:Q", y="quality:Q", text="pattern:N")
     return points + ring + labels

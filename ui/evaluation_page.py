@@ -11,6 +11,7 @@ from core.patterns import pattern_ids
 from core.studio.evaluate import evaluate, save, saved_reports
 from core.studio.question_set import BUILTIN, QuestionSetError, load_question_set, parse_question_set, spread, unknown_sources
 from core.studio.render import plain_markdown
+from ui.chart_export import chart_png
 from ui.i18n import t
 from ui.pages import pattern_title
 from ui.sidebar import sidebar
@@ -118,18 +119,6 @@ def frontier_chart(summary: pd.DataFrame, score: str, cost: str) -> alt.Chart:
     return (points + labels).properties(title=alt.TitleParams(f"{score} vs {cost}", subtitle=runs or ["-"], anchor="start"))
 
 
-def chart_png(chart: alt.Chart) -> bytes | None:
-    """The chart as PNG, rendered on the server (vl-convert); None when it cannot be rendered here."""
-    import io
-
-    buffer = io.BytesIO()
-    try:
-        chart.save(buffer, format="png", scale_factor=2)
-    except Exception:  # vl-convert missing or failing: the chart's own menu still saves it in the browser
-        return None
-    return buffer.getvalue()
-
-
 def _frontier(summary: pd.DataFrame) -> None:
     st.subheader(t("frontier"))
     st.caption(t("frontier_help"))
@@ -142,9 +131,9 @@ def _frontier(summary: pd.DataFrame) -> None:
     left.download_button(t("download_csv"), summary.to_csv(index=False).encode("utf-8"), "evaluation-summary.csv",
                          "text/csv", key="eval_csv", icon="⬇️")
     if right.button(t("download_png"), key="eval_png_make"):
-        st.session_state["eval_png"] = chart_png(chart)
-    if st.session_state.get("eval_png"):
-        right.download_button(t("download_png"), st.session_state["eval_png"], f"evaluation-{score}-{cost}.png",
+        st.session_state["eval_png_made"] = chart_png(chart)  # not "eval_png": that is the download button's key
+    if st.session_state.get("eval_png_made"):
+        right.download_button(t("download_png"), st.session_state["eval_png_made"], f"evaluation-{score}-{cost}.png",
                               "image/png", key="eval_png", icon="🖼️")
 
 

@@ -54,4 +54,7 @@ ADVISE_STRINGS = {
                          "질문별 결과 (패턴별 품질, 링크에서 실행 추적 열기)"),
     "advise_download_md": ("Download report (Markdown)", "보고서 내려받기 (Markdown)"),
     "advise_download_csv": ("Download table (CSV)", "표 내려받기 (CSV)"),
+    "advise_make_png": ("Chart as PNG", "차트를 PNG로"),
+    "advise_png_failed": ("The chart cannot be rendered to PNG here; its own menu (⋯) saves it from the browser.",
+                          "여기서는 차트를 PNG로 그릴 수 없습니다. 차트 메뉴(⋯)에서 브라우저로 저장하세요."),
 }

@@ -138,8 +138,10 @@ def _chosen_patterns(settings: Settings, args, questions: int) -> list[str]:
 
 def render_advice(report: dict) -> str:
     """The per-pattern table, the quality per kind, the recommendation and its rule, as text."""
+    from core.studio.recommend import VERIFICATION_COLUMNS
+
     cols = ("quality", "key_fact_rate", "faithfulness", "correct_decline_rate", "answered_rate", "route_accuracy",
-            "mean_seconds", "mean_llm_calls", "mean_tokens", "mean_verification_seconds")
+            "mean_seconds", "mean_llm_calls", "mean_tokens", *VERIFICATION_COLUMNS)
     rows = [[p, str(row["questions"])] + [str(row.get(c)) for c in cols] for p, row in report["patterns"].items()]
     header = ["pattern", "n", *cols]
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(header)]

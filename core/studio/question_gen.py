@@ -2,8 +2,9 @@
 
 Chunks are sampled across each collection's files. Every question is written in its chunk's language
 with its key facts quoted from the chunk; a fact that is not a substring of its chunk, a question in
-another language, one that contains its own answer, a (near-)duplicate, or an "unanswerable" question
-that the collection does answer is dropped, and the reason is counted. The result is a question set in
+another language, one that contains its own answer, a (near-)duplicate in words or in meaning (the knowledge
+base's embeddings), or an "unanswerable" question that the collection does answer is dropped, and the reason
+is counted. The result is a question set in
 the JSONL format of core.studio.question_set, with each question's kind and provenance.
 """
 
@@ -16,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from core.prompts import HANGUL, fence
@@ -30,6 +32,13 @@ ATTEMPTS_PER_QUESTION = 3  # dropped questions are replaced, up to this many mod
 MIN_CHUNK_CHARS = 60  # headings and stubs make poor questions
 CHUNK_CHARS = 1200  # the model sees at most this much of a chunk; facts are checked against what it saw
 NEAR_DUPLICATE = 0.7  # character-trigram overlap above which two questions count as one
+# Cosine similarity (the knowledge base's embedder, query side) at or above which two questions ask the same
+# thing. Measured on multilingual-e5-small (the built-in embedder) over 8 paraphrase and 10 distinct pairs,
+# Korean and English (tests/test_question_gen.py, MEANING_PAIRS): paraphrases 0.896-0.989, distinct questions
+# 0.789-0.954 ("누비라 한 시간 이용권의 가격은 얼마인가요?" / "누비라 한 달 정기권은 얼마인가요?" is 0.954).
+# 0.96 sits between the closest distinct pair and the next paraphrase: it drops 6 of the 8 paraphrases and no
+# distinct question. e5's cosines crowd near 1, other embedders' spread lower, so elsewhere it drops fewer.
+SAME_MEANING = 0.96
 LANGUAGES = {"ko": "Korean (한국어)", "en": "English"}
 
 Progress = Callable[[int, int, str, "float | None"], None]  # (kept, wanted, label, seconds left or None)
@@ -132,6 +141,26 @@ def is_duplicate(question: str, kept: list[str]) -> bool:
         if _norm(other) == _norm(question) or len(grams & theirs) / max(1, len(grams | theirs)) >= NEAR_DUPLICATE:
             return True
     return False
+
+
+class Meaning:
+    """Questions compared by meaning: cosine of their embeddings (query side, each text embedded once)."""
+
+    def __init__(self, embed_query: Callable[[str], list[float]], threshold: float = SAME_MEANING):
+        self.embed_query, self.threshold = embed_query, threshold
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def vector(self, text: str) -> np.ndarray:
+        if text not in self.vectors:
+            vec = np.asarray(self.embed_query(text), dtype=float)
+            self.vectors[text] = vec / (np.linalg.norm(vec) or 1.0)
+        return self.vectors[text]
+
+    def similarity(self, first: str, second: str) -> float:
+        return float(self.vector(first) @ self.vector(second))
+
+    def same_as_any(self, question: str, kept: list[str]) -> bool:
+        return any(self.similarity(question, other) >= self.threshold for other in kept)
 
 
 # ---------------------------------------------------------------- sampling and planning
@@ -310,6 +339,17 @@ def _eta(done: Generated, kept: int, wanted: int) -> float | None:
     return round((wanted - kept) * done.attempts / kept * per_attempt, 1)
 
 
+def _unique(item: dict | None, why: str, kept: list[str], meaning: Meaning) -> tuple[dict | None, str]:
+    """The item, or None with the reason: the same words as a kept question, or the same meaning."""
+    if item is None:
+        return None, why
+    if is_duplicate(item["question"], kept):
+        return None, "duplicate"
+    if meaning.same_as_any(item["question"], kept):
+        return None, "same_meaning"
+    return item, ""
+
+
 def generate(kb, model, collections: list[str], count: int = 10, progress: Progress | None = None,
              should_stop: Callable[[], bool] | None = None, seed: int = 0, k: int = 3,
              into: Generated | None = None) -> Generated:
@@ -320,6 +360,7 @@ def generate(kb, model, collections: list[str], count: int = 10, progress: Progr
     chosen = pools(kb, collections, seed)
     plan = plan_kinds(count, len(chosen), max(len(p.order) for p in chosen))
     writer, done, started = Writer(model, kb, k), into or Generated(), time.perf_counter()
+    meaning = Meaning(kb.embed_query)
     while len(done.items) < count and done.attempts < count * ATTEMPTS_PER_QUESTION:
         if should_stop and should_stop():
             done.stopped = True
@@ -329,8 +370,7 @@ def generate(kb, model, collections: list[str], count: int = 10, progress: Progr
         other = chosen[(done.attempts + 1) % len(chosen)]
         item, why = getattr(writer, kind)(pool, other)
         done.attempts += 1
-        if item is not None and is_duplicate(item["question"], [i["question"] for i in done.items]):
-            item, why = None, "duplicate"
+        item, why = _unique(item, why, [i["question"] for i in done.items], meaning)
         if item is None:
             done.dropped[why] += 1
         else:

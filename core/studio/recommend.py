@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from core.studio.evaluate import summarise
 
+# the claim check's cost per question, reported beside the pattern's own (every pattern's answer gets the same check)
+VERIFICATION_COLUMNS = ("mean_verification_calls", "mean_verification_tokens", "mean_verification_seconds")
 MARGIN = 0.05  # quality points (0..1) a cheaper pattern may trail the best by and still be recommended
 RULE = ("Each run's quality is the mean of the measures that apply to its question: key facts found, claims "
         "supported (faithfulness), declined when it should (unanswerable) or answered when it should, and route. "
@@ -107,7 +109,7 @@ def markdown_report(report: dict) -> str:
     """The advice as a Markdown document: recommendation, rule, per-pattern table, per-kind quality."""
     rec = report["recommendation"]
     cols = ("quality", "key_fact_rate", "faithfulness", "correct_decline_rate", "route_accuracy", "mean_seconds",
-            "mean_llm_calls", "mean_tokens", "mean_verification_seconds")
+            "mean_llm_calls", "mean_tokens", *VERIFICATION_COLUMNS)
     lines = [f"# Which pattern for {report.get('set') or 'this set'}?", "",
              f"{report['provider']} ({report['model']}), {report['date']}, {report['finished_runs']} of "
              f"{report['total_runs']} runs.", "", f"**Recommended: {rec['pattern'] or '-'}**", ""]
