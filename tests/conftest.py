@@ -18,6 +18,11 @@ os.environ["RAG_EMBEDDED_MODEL"] = "gemma-3-270m"
 # model's replies and call counts stay the pattern's own; the tests of the model check ask for it by name.
 os.environ["RAG_VERIFY_CLAIMS"] = "rules"
 
+# The embedded e5 model embeds each text once (its vectors do not depend on the batch): tests/embedding_cache.py.
+import embedding_cache  # noqa: E402
+
+embedding_cache.install()
+
 
 @pytest.fixture
 def settings(tmp_path):
