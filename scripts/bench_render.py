@@ -7,8 +7,9 @@ imports and cached resources. Prints one JSON line on stdout:
 
     {"messages": 200, "runs": 5, "p50_s": ..., "max_s": ...}
 
-Standalone (``python scripts/bench_render.py [--turns 100] [--runs 5]``); ``python -m core bench``
-runs it in a subprocess because core must not import Streamlit.
+Standalone (``python scripts/bench_render.py [--turns 100] [--runs 5] [--data-dir DIR]``); ``python -m core
+bench`` runs it in a subprocess because core must not import Streamlit. ``--data-dir`` builds the thread in
+that directory instead of a temporary one (its sample collections are indexed there when missing).
 """
 
 from __future__ import annotations
@@ -96,11 +97,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--turns", type=int, default=100, help="question/answer turns in the thread")
     parser.add_argument("--runs", type=int, default=5, help="timed page renders (after one warm-up)")
+    parser.add_argument("--data-dir", help="build the thread here (default: a temporary directory, removed after)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory(prefix="bench-render-", ignore_cleanup_errors=True) as tmp:
         # the app reads its data dir and provider from the environment; embedded never probes a server
-        os.environ.update(RAG_DATA_DIR=str(Path(tmp) / "data"), RAG_PROVIDER="embedded")
+        os.environ.update(RAG_DATA_DIR=args.data_dir or str(Path(tmp) / "data"), RAG_PROVIDER="embedded")
         # library chatter goes to stderr: stdout carries exactly one JSON line
         with contextlib.redirect_stdout(sys.stderr):
             from core.config import load_settings

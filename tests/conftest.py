@@ -21,6 +21,11 @@ os.environ["RAG_VERIFY_CLAIMS"] = "rules"
 # off, so an upload in a page test runs no model. The tests of builds at ingest switch it on.
 os.environ["RAG_GRAPH_AT_INGEST"] = "0"
 
+# The embedded e5 model embeds each text once (its vectors do not depend on the batch): tests/embedding_cache.py.
+import embedding_cache  # noqa: E402
+
+embedding_cache.install()
+
 
 @pytest.fixture
 def settings(tmp_path):

@@ -1,9 +1,13 @@
 """Small builders shared by the pattern tests."""
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 from langchain_core.documents import Document
 from scripted import ScriptedChatModel
@@ -68,3 +72,27 @@ def cli_process(*args, data_dir, env_extra=None):
     env.update(env_extra or {})
     return subprocess.run([sys.executable, "-m", "core", "--data-dir", str(data_dir), *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args, data_dir, env: dict | None = None, stdin: str = "") -> CliResult:
+    """`python -m core --data-dir DIR ARGS` in this process: core.cli.main.main with stdin, stdout and stderr
+    swapped for strings and ``env`` over os.environ, for tests of arguments, output and exit codes. An exception
+    fails the test as a traceback would. What only a process shows (the entry point, a kill, what a new process
+    reads from disk) stays with cli_process."""
+    from core.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with mock.patch.dict(os.environ, env or {}), mock.patch.object(sys, "stdin", io.StringIO(stdin)), \
+            contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(["--data-dir", str(data_dir), *map(str, args)])
+        except SystemExit as exc:  # argparse: 2 on a usage error, 0 after --help
+            code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
+    return CliResult(code, out.getvalue(), err.getvalue())

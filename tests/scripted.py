@@ -22,8 +22,8 @@ from pydantic import BaseModel, PrivateAttr
 
 class ScriptedChatModel(BaseChatModel):
     replies: list = []
-    latency: float = 0.0
-    # optional: seconds to wait before a given prompt is answered (e.g. only the answer is slow)
+    # optional: called before each reply with its prompt; a test holds a reply there on a gate (threading.Event,
+    # Barrier) and returns 0, or returns seconds to sleep where a real process must look slow (tests/scripted_server.py)
     delay: Callable[[list[BaseMessage]], float] | None = None
     # optional: choose the reply from the prompt instead of the queue (for concurrent graders)
     responder: Callable[[list[BaseMessage]], Any] | None = None
@@ -39,8 +39,6 @@ class ScriptedChatModel(BaseChatModel):
         return self._calls
 
     def _next(self, messages: list[BaseMessage]):
-        if self.latency:
-            time.sleep(self.latency)
         if self.delay is not None:
             time.sleep(self.delay(messages))
         with self._lock:

@@ -3,25 +3,15 @@
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from advise_support import ITEMS, fake_run
 
 from core.studio import advise
 from core.studio.recommend import recommend
 
 TESTS = Path(__file__).resolve().parent
-ITEMS = [
-    {"id": "q1", "question": "누비라 30일 정기권은 얼마인가요?", "sources": ["bikes"], "facts": ["5,000원"],
-     "answerable": True, "category": "single", "kind": "single", "lang": "ko"},
-    {"id": "q2", "question": "How many colonies does the apiary keep?", "sources": ["bees"], "facts": ["24"],
-     "answerable": True, "category": "single", "kind": "single", "lang": "en"},
-    {"id": "q3", "question": "누비라 전기자전거 이용권은 얼마인가요?", "sources": ["bikes"], "facts": [],
-     "answerable": False, "category": "unanswerable", "kind": "unanswerable", "lang": "ko"},
-    {"id": "q4", "question": "Who is the head beekeeper?", "sources": ["bees"], "facts": [],
-     "answerable": False, "category": "unanswerable", "kind": "unanswerable", "lang": "en"},
-]
 
 
 def kinds(**rows):
@@ -49,21 +39,6 @@ def test_the_cheapest_pattern_within_the_margin_is_recommended_and_kind_winners_
     assert recommend({"basic": {"quality": None}})["pattern"] is None
 
 
-def fake_run(calls, declines=("careful",)):
-    """Every pattern answers with the facts; the patterns in ``declines`` decline unanswerable questions."""
-    def run_one(pattern, question, settings):
-        calls.append((pattern, question))
-        item = next(i for i in ITEMS if i["question"] == question)
-        decline = not item["answerable"] and pattern in declines
-        answer = "" if decline else (" ".join(item["facts"]) or "It is 7,000원.")
-        return {"answer": answer, "termination_reason": "no_relevant_documents" if decline else "answered",
-                "llm_calls": 2 if pattern == "careful" else 1, "tokens": 40, "ms": 3000 if pattern == "careful" else 1000,
-                "sources": [], "searched": item["sources"],  # what route accuracy is read from (the run's state)
-                "trace": [{"kind": "tool", "grader": "retriever", "target": ",".join(item["sources"])}],
-                "thread_id": f"{pattern}-{item['id']}", "verification": {"ms": 500, "llm_calls": 1, "tokens": 9}}
-    return run_one
-
-
 def test_scores_per_pattern_and_kind_with_the_cost_split(settings):
     calls = []
     report = advise.advise(settings, ITEMS, ["basic", "careful"], run_one=fake_run(calls),
@@ -85,7 +60,7 @@ import os, signal, sys
 sys.path[:0] = [{tests!r}, {root!r}]
 from core.config import load_settings
 from core.studio import advise
-import test_advise as t
+import advise_support as t
 calls = []
 inner = t.fake_run(calls)
 def run_one(pattern, question, settings):
@@ -115,25 +90,32 @@ def test_a_killed_advice_continues_without_running_finished_runs_again(settings)
 
 
 def test_background_advice_is_saved_as_it_goes_and_can_be_stopped(settings):
-    slow = fake_run([])
+    import threading
 
-    def run_one(pattern, question, s):
-        time.sleep(0.2)
-        return slow(pattern, question, s)
+    answer = fake_run([])
+    second_started, release = threading.Event(), threading.Event()
+    calls = []
+
+    def run_one(pattern, question, s):  # the first run ends at once, the second waits for the test
+        calls.append(pattern)
+        if len(calls) == 2:
+            second_started.set()
+            assert release.wait(60), "never released"
+        return answer(pattern, question, s)
 
     advice_id = advise.start(settings, ITEMS, ["basic", "careful"], "t.jsonl", run_one=run_one,
                              judge=lambda q, a: not a.strip())
     assert advise.list_advice(settings)[0]["id"] == advice_id
-    deadline = time.monotonic() + 60
-    while advise.load_advice(settings, advice_id)["progress"]["done"] < 1 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert advise.stop(advice_id)
-    while advise.load_advice(settings, advice_id)["status"] == "running" and time.monotonic() < deadline:
-        time.sleep(0.05)
+    assert second_started.wait(60), "the second run never started"
+    running = advise.load_advice(settings, advice_id)  # saved as it goes: the first run is on disk already
+    assert running["status"] == "running" and running["progress"]["done"] == 1
+    [worker] = [t for t in threading.enumerate() if t.name == f"advise-{advice_id}"]  # waiting in the second run
+    assert advise.stop(advice_id)  # asked while the second run is in flight: it ends, no third one starts
+    release.set()
+    worker.join(60)
+    assert not worker.is_alive()
     record = advise.load_advice(settings, advice_id)
-    assert record["status"] == "stopped" and 1 <= record["report"]["finished_runs"] < 8
-    while advise.stop(advice_id) and time.monotonic() < deadline:  # the thread ends just after saving
-        time.sleep(0.05)
+    assert record["status"] == "stopped" and record["report"]["finished_runs"] == 2 and len(calls) == 2
     assert not advise.stop(advice_id)  # nothing left to stop
 
 

@@ -6,6 +6,7 @@ Lazy imports inside functions count too: they hide a dependency, they do not rem
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,13 @@ def test_there_is_no_import_cycle():
                                               ("core", "core.base"), ("ui.chat", "ui"), ("core.cli", "core.cli")])
 def test_layers_are_told_apart(module, expected):
     assert layer(module) == expected
+
+
+def test_test_modules_import_no_other_test_module():
+    """Shared test code lives in support modules (helpers, fakes, app_support, ...): a test module imported by
+    another would run its tests twice and tie the two files together. Code a test runs with ``python -c`` counts
+    too, so the lines are read as text (such code is often a template that does not parse)."""
+    statement = re.compile(r"^\s*(?:from|import)\s+(test_\w+)", re.MULTILINE)
+    found = [f"{path.name}: {name}" for path in sorted((ROOT / "tests").glob("*.py"))
+             for name in statement.findall(path.read_text(encoding="utf-8"))]
+    assert not found, found

@@ -8,14 +8,23 @@ import pytest
 from helpers import web_down
 from processes import child, kill, read_until
 from scripted import ScriptedChatModel
-from workflow_script import Script
+from workflow_script import Script, role_of
 
 from core.config import load_settings
 from core.runtime.context import make_context
 from core.studio.compare import compare, is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
 
 
-def factory(settings, latency=0.0):
+def at_answer(hold):
+    """A ScriptedChatModel delay that calls ``hold()`` (a gate's or a barrier's wait) before each answer, and no sleep."""
+    def delay(messages) -> float:
+        if role_of(messages) == "answer":
+            hold()
+        return 0.0
+    return delay
+
+
+def factory(settings, delay=None):
     def make(pattern_id):
         script = Script(router={"route": "restaurant_menu"}, retrieval={"kind": "lookup"},
                         sources={"sources": ["restaurant_menu"]},
@@ -23,7 +32,7 @@ def factory(settings, latency=0.0):
                         usefulness={"useful": "yes", "score": 5}, crag={"grade": "correct", "confidence": 0.9},
                         strip=lambda m: {"verdicts": ["yes"] * sum("<document>" in line for line in m[-1].content.splitlines())},
                         answer="시그니처 스테이크는 ₩35,000입니다 [1].")
-        model = ScriptedChatModel(responder=script, latency=latency)
+        model = ScriptedChatModel(responder=script, delay=delay)
         return make_context(settings, llm=model, grader=model, web=web_down)
     return make
 
@@ -31,8 +40,10 @@ def factory(settings, latency=0.0):
 def test_patterns_run_concurrently_and_each_column_gets_its_events(sample_settings):
     settings = sample_settings.with_(k=2)
     patterns = ["basic", "adaptive", "self_rag"]
+    all_answering = threading.Barrier(len(patterns), timeout=60)  # run one at a time, and it breaks: no answer
     events = list(stream_compare("스테이크 메뉴의 가격은 얼마인가요?", patterns, settings,
-                                 ctx_factory=factory(settings, latency=0.4)))
+                                 ctx_factory=factory(settings, delay=at_answer(all_answering.wait))))
+    assert not all_answering.broken
     # concurrent: every run has taken a step before the first one ends (no wall clock: 2 cores are shared)
     first_done = next(i for i, e in enumerate(events) if e.get("type") == "done")
     assert {e["pattern"] for e in events[:first_done] if e.get("type") == "node"} == set(patterns)
@@ -68,14 +79,17 @@ def test_bad_input_is_refused_before_anything_runs(sample_settings):
 def test_a_comparison_left_early_still_completes_on_disk(sample_settings):
     """The page that started it reruns (the generator is closed): the workers save every result."""
     settings = sample_settings.with_(k=2)
-    stream = stream_compare("스테이크 가격?", ["basic", "adaptive"], settings, ctx_factory=factory(settings, latency=0.3))
+    answers = threading.Event()  # no answer before the page has gone
+    stream = stream_compare("스테이크 가격?", ["basic", "adaptive"], settings,
+                            ctx_factory=factory(settings, delay=at_answer(lambda: answers.wait(60))))
     first = next(stream)
     stream.close()
     assert first["type"] == "comparing"
     started = load_comparison(settings, first["comparison"]["id"])
     assert is_running(started) and started["results"] == {"basic": {}, "adaptive": {}}
     assert {c["id"]: c["running"] for c in list_comparisons(settings)}[started["id"]]  # listed as running
-    deadline = time.time() + 20
+    answers.set()
+    deadline = time.time() + 60
     while time.time() < deadline and is_running(load_comparison(settings, started["id"])):
         time.sleep(0.1)
     record = load_comparison(settings, started["id"])
@@ -141,8 +155,13 @@ def test_a_comparison_whose_process_was_killed_does_not_show_running_for_ever(sa
 
 def test_runs_beyond_the_process_cap_wait_and_say_they_are_queued(sample_settings):
     settings = sample_settings.with_(k=2, max_concurrent_runs=1)
-    events = list(stream_compare("스테이크 가격?", ["basic", "adaptive"], settings,
-                                 ctx_factory=factory(settings, latency=1.0)))
+    answers = threading.Event()  # the run holding the one slot answers only once the other has said it waits
+    events = []
+    for event in stream_compare("스테이크 가격?", ["basic", "adaptive"], settings,
+                                ctx_factory=factory(settings, delay=at_answer(lambda: answers.wait(60)))):
+        events.append(event)
+        if event.get("type") == "queued":
+            answers.set()
     queued = [e for e in events if e.get("type") == "queued"]
     assert queued and queued[0]["place"] == 1 and queued[0]["running"] == 1
     steps = [e["pattern"] for e in events if e.get("type") == "node"]

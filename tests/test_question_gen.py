@@ -108,14 +108,21 @@ def test_two_collections_give_cross_collection_questions_and_the_set_saves_and_r
     assert parse_question_set('{"question": "q", "kind": "single"}')[0]["kind"] == "single"
 
 
-def test_generation_stops_when_asked_and_reports_progress_with_a_measured_estimate(tmp_path, settings):
+def test_generation_stops_when_asked_and_reports_progress_with_a_measured_estimate(tmp_path, settings, monkeypatch):
+    import types
+
     kb = corpus.build(tmp_path, settings)
+    ticks = iter(range(0, 1000, 2))  # the generator's clock: every reading is 2 s after the last
+    monkeypatch.setattr(question_gen, "time", types.SimpleNamespace(perf_counter=lambda: float(next(ticks))))
     seen = []
     done = question_gen.generate(kb, corpus.model(), ["bikes"], count=6,
                                  progress=lambda kept, wanted, label, left: seen.append((kept, wanted, left)),
                                  should_stop=lambda: len(seen) >= 2)
     assert done.stopped and done.attempts == 2 and len(seen) == 2
-    assert seen[-1][1] == 6 and seen[-1][2] is not None and seen[-1][2] >= 0  # seconds left from measured speed
+    kept = seen[-1][0]
+    assert seen[-1][1] == 6 and 0 < kept <= 2
+    # seconds left from the measured speed: 2 attempts in 4 s, `kept` of them kept, 6 - kept questions to go
+    assert seen[-1][2] == round((6 - kept) * 2 / kept * 2.0, 1)
 
 
 def test_the_questions_command_prints_json_and_saves_the_set(tmp_path, settings, monkeypatch, capsys):

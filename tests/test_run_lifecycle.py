@@ -33,14 +33,14 @@ def data_settings(sample_data_dir, tmp_path):
     return load_settings(data_dir=str(tmp_path / "data"), provider="embedded", k=2)
 
 
-def ctx_for(settings, answer: str, slow: float = 0.0, gate: threading.Event | None = None):
-    """A scripted context: follow-ups are rewritten to themselves, the answer may wait (seconds or a gate)."""
+def ctx_for(settings, answer: str, gate: threading.Event | None = None):
+    """A scripted context: follow-ups are rewritten to themselves, the answer may wait for a gate."""
     script = Script(router={"route": "restaurant_menu"}, answer=answer, contextualize=lambda m: m[-1].content)
 
     def delay(messages) -> float:
         if role_of(messages) == "answer" and gate is not None:
             gate.wait(30)
-        return slow if role_of(messages) == "answer" else 0.0
+        return 0.0
 
     model = ScriptedChatModel(responder=script, delay=delay)
     return make_context(settings, llm=model, grader=model, web=lambda q: None)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from app_support import HAPPY_ANSWER, happy_script
-from helpers import run_script
+from helpers import run_cli, run_script
 
 from core.run.outcome import outcome, summary
 from core.studio.compare import metrics_rows
@@ -108,15 +108,26 @@ def test_compare_and_evaluation_read_the_claim_check(sample_settings):
     assert faithfulness({"supported": 0, "unsupported": 0, "unchecked": 2}) is None
 
 
-def test_ask_json_and_text_carry_the_claims(sample_data_dir, tmp_path):
+def test_ask_json_and_text_carry_the_claims(sample_data_dir, tmp_path, monkeypatch):
     import shutil
+
+    from scripted import ScriptedChatModel
+
+    import core.cli.common
+    import core.llm.models
 
     data = tmp_path / "data"
     shutil.copytree(sample_data_dir / "chroma", data / "chroma")
+    # one ask end to end in a process of its own (scripted model, everything else real): stdout is the JSON alone
     cli = [sys.executable, str(TESTS / "scripted_cli.py"), "--data-dir", str(data), "ask"]
     done = subprocess.run([*cli, "--json", STEAK], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
     assert result["claim_support"]["supported"] == 1 and result["claims"][0]["checked_by"] == "rules"
-    text = subprocess.run([*cli, STEAK], capture_output=True, text=True, timeout=300).stdout
-    assert "-- claim check: 1 of 1 claims supported" in text and "ok   시그니처 스테이크는 ₩35,000입니다" in text
+    # the text form in this process, with the same stand-ins as tests/scripted_cli.py
+    model = ScriptedChatModel(responder=happy_script())
+    monkeypatch.setattr(core.llm.models, "get_chat_model", lambda settings, role="main": model)
+    monkeypatch.setattr(core.cli.common, "prepare_model", lambda settings: None)
+    text = run_cli("ask", STEAK, data_dir=data)
+    assert text.returncode == 0, text.stderr[-2000:]
+    assert "-- claim check: 1 of 1 claims supported" in text.stdout and "ok   시그니처 스테이크는 ₩35,000입니다" in text.stdout
