@@ -30,7 +30,8 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     assert "Citations [1] match the listed sources." in shown(texts(assistant))
     citations = [e.label for e in assistant.expander if e.label.startswith("[")]  # not the sentence checks
     assert citations and citations[0].startswith("[1] ") and "restaurant_menu.md" in citations[0]
-    assert any("score 0." in label for label in citations)
+    first = next(e for e in assistant.expander if e.label.startswith("[1] "))
+    assert any(c.value.startswith("Dense #1 (0.") for c in first.caption)  # where each retriever ranked the chunk
     verdicts = assistant.dataframe[0].value
     assert list(verdicts.columns) == ["node", "kind", "grader", "target", "verdict", "score", "reason"]
     assert list(verdicts["node"]) == ["contextualize", "retrieve", "generate", "verification"]  # the claim check last
@@ -219,7 +220,7 @@ def test_a_long_step_reports_its_progress_in_words():
     from ui.live import progress_label
 
     graph = {"node": "load_graph", "step": "extract_graph", "subject": "wine", "done": 3, "total": 17}
-    assert progress_label(graph) == "Building the wine knowledge graph (first use): 3 of 17 chunks"
+    assert progress_label(graph) == "Waiting for the wine knowledge graph: 3 of 17 chunks read"
     other = {"node": "n", "step": "index", "subject": "docs", "done": 1, "total": 2}
     assert progress_label(other) == "n: index docs, 1 of 2"  # a step without wording of its own
 

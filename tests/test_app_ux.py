@@ -149,7 +149,8 @@ def test_every_page_has_the_same_grouped_links_with_home_first(app_data, scripte
 def test_compare_preselects_the_fast_patterns_and_names_the_slow_ones(app_data, scripted):
     at = open_page("pages/10_Compare.py")
     chosen = at.multiselect(key="cmp_patterns").value
-    assert "basic" in chosen and not {"self_rag", "graph_rag"} & set(chosen)
+    # Graph RAG extracts its graphs at ingest now, so a question costs it a few calls: it is a fast one
+    assert {"basic", "graph_rag"} <= set(chosen) and "self_rag" not in chosen
     note = next(c.value for c in at.caption if c.value.startswith("Pre-selected: the fast patterns."))
     self_rag = get_pattern("self_rag").max_llm_calls(load_settings())  # the worst-case bound
-    assert f"Self-RAG (up to {self_rag} LLM calls)" in note and "Graph RAG (up to" in note
+    assert f"Self-RAG (up to {self_rag} LLM calls)" in note and "Graph RAG (up to" not in note

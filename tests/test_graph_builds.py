@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from fakes import HashEmbeddings
+from graph_support import PAIRING_Q, Extractor, calls_for
 from langchain_core.documents import Document
 from scripted import ScriptedChatModel
-from test_graph_rag import PAIRING_Q, Extractor, calls_for
 
 from core.config import load_settings
 from core.knowledge import entity_graph as eg
@@ -255,7 +255,7 @@ def test_a_shipped_graph_with_the_right_digest_and_model_is_used_and_nothing_is_
 
 
 def test_the_extraction_benchmark_counts_tokens_per_chunk_for_both_formats(kb):
-    from test_graph_rag import read_batch, read_wine_chunk
+    from graph_support import read_batch, read_wine_chunk
 
     from benchmarks import graph_extraction as bench
 

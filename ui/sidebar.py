@@ -79,8 +79,9 @@ def _model_settings(p: dict) -> None:
     if provider != "embedded":
         bound(st.text_input, "grader_model", t("grader_model"), help=t("grader_help"))
     with st.expander(t("retrieval")):
-        bound(st.selectbox, "retrieval", t("retrieval_mode"), options=list(RETRIEVAL_MODES),
-              format_func=lambda mode: t(f"mode_{mode}"), help=t("retrieval_mode_help"))
+        labels = {mode: t(f"mode_{mode}") for mode in RETRIEVAL_MODES}  # in this run's language, fixed
+        bound(st.selectbox, "retrieval", t("retrieval_mode"), options=list(RETRIEVAL_MODES), format_func=labels.get,
+              help=t("retrieval_mode_help"))
         bound(st.slider, "k", t("k"), min_value=1, max_value=10)
         bound(st.number_input, "max_rewrites", t("max_rewrites"), min_value=0, max_value=10)
         bound(st.number_input, "max_generations", t("max_generations"), min_value=0, max_value=10)
