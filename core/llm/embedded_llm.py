@@ -53,8 +53,11 @@ PROMPT_CACHE = PromptStateCache(DEFAULT_CACHE_MB * 2**20)  # KV states of recent
 USAGE = {"calls": 0, "prompt_tokens": 0, "prompt_eval_tokens": 0, "restored_prompt_tokens": 0}  # since start
 
 
-def _count(timing: dict) -> None:
-    """Add one call to the process's totals (read by the sidebar and the benchmarks; under the model lock)."""
+def _finish_call(llama, timing: dict) -> None:
+    """After a whole llama.cpp call, inside the model lock: keep its prompt's state, count it."""
+    call = getattr(llama, "last_call", None)
+    if call:  # a call that reached the model (``generate`` ran); the cache cuts the context to whole blocks
+        PROMPT_CACHE.keep(llama, call["prompt_tokens"])
     USAGE["calls"] += 1
     for key in ("prompt_tokens", "prompt_eval_tokens", "restored_prompt_tokens"):
         USAGE[key] += timing[key]
@@ -92,7 +95,7 @@ def get_llama(path: Path | None = None):
             start = time.perf_counter()
             _llama_cache[key] = Llama(model_path=key, n_ctx=N_CTX, n_threads=2, verbose=False)
             LOAD_SECONDS[key] = time.perf_counter() - start
-            attach(_llama_cache[key], PROMPT_CACHE, _llama_lock)
+            attach(_llama_cache[key], PROMPT_CACHE)
         return _llama_cache[key]
 
 
@@ -231,7 +234,7 @@ class EmbeddedChatModel(BaseChatModel):
             perf = _Perf(llama)
             raw, kind = self._call(llama, turns, schema, False, kwargs.get("max_tokens"), stop)
             timing = perf.read()
-            _count(timing)
+            _finish_call(llama, timing)
         choice = raw["choices"][0]
         text = (choice["message"].get("content") if kind == "chat" else choice["text"]) or ""
         usage = self._usage(raw)
@@ -271,7 +274,7 @@ class EmbeddedChatModel(BaseChatModel):
                     run_manager.on_llm_new_token(token, chunk=chunk)
                 yield chunk
             timing = perf.read()
-            _count(timing)
+            _finish_call(llama, timing)
         prompt_tokens = timing["prompt_tokens"]
         yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata={
             "input_tokens": prompt_tokens, "output_tokens": produced, "total_tokens": prompt_tokens + produced},

@@ -188,11 +188,11 @@ def _load_sequence(llama, entry: _Entry) -> bool:
     return True
 
 
-def attach(llama, cache: PromptStateCache, model_lock) -> None:
-    """Wrap this model's ``generate`` so every call restores before and saves after (once per model).
+def attach(llama, cache: PromptStateCache) -> None:
+    """Wrap this model's ``generate`` so every call first restores what it can (once per model).
 
-    The wrapped generator starts inside the caller's hold of ``model_lock``; it may be closed later (a
-    stream dropped by its reader), so the state is saved only if that lock is free or still ours.
+    Storing happens after the whole llama.cpp call returns (``EmbeddedChatModel`` calls ``cache.keep``
+    inside its lock): the completion code still reads the context after the token generator ends.
     """
     if getattr(llama, "_prompt_cache_attached", False):
         return
@@ -202,14 +202,7 @@ def attach(llama, cache: PromptStateCache, model_lock) -> None:
     def generate(tokens, *args, **kwargs):
         tokens = list(tokens)
         llama.last_call = {"prompt_tokens": len(tokens), "restored_tokens": cache.prepare(llama, tokens)}
-        try:
-            yield from original(tokens, *args, **kwargs)
-        finally:  # also when the caller stops early (a stop sequence): the context is consistent then too
-            if model_lock.acquire(blocking=False):
-                try:
-                    cache.keep(llama, len(tokens))
-                finally:
-                    model_lock.release()
+        yield from original(tokens, *args, **kwargs)
 
     llama.generate = generate
     llama._prompt_cache_attached = True
