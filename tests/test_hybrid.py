@@ -219,6 +219,13 @@ def test_cli_search_json_lists_each_retrievers_rank(settings, tmp_path, monkeypa
     assert cli_main(["--data-dir", settings.data_dir, "search", "--collection", "nope", "x"]) == 2
 
 
+def test_cli_search_refuses_an_empty_query_with_a_clear_message(settings, capsys):
+    # before: an empty query was searched, and the chunks nearest to nothing were printed as results
+    assert cli_main(["--data-dir", settings.data_dir, "search", "--collection", "docs", "  "]) == 2
+    captured = capsys.readouterr()
+    assert "the query is empty" in captured.err and captured.out == ""
+
+
 # ---------------------------------------------------------------- teams
 
 

@@ -124,12 +124,16 @@ def cmd_search(settings: Settings, args) -> int:
     from core.knowledge.hybrid import retrieval_mode, search
     from core.knowledge.loaders import KnowledgeError
 
+    query = " ".join(args.query).strip()
+    if not query:
+        print("error: the query is empty: give the words to search for", file=sys.stderr)
+        return 2
     kb = KnowledgeBase(settings)
     if not kb.exists(args.collection):  # the samples are indexed on first use, like for ask
         kb = common.knowledge(settings)
     mode = retrieval_mode(args.mode or settings.retrieval)
     try:
-        found = search(kb, [args.collection], " ".join(args.query), args.k, mode, explain=True)
+        found = search(kb, [args.collection], query, args.k, mode, explain=True)
         if found.problems:
             raise KnowledgeError(found.problems[0][1])
     except KnowledgeError as exc:
