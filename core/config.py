@@ -74,7 +74,7 @@ class Settings:
     k: int = 3
     # dense | hybrid | keyword (core.knowledge.hybrid). Dense stays the default: hybrid won on our Korean notes but
     # lost top-3 hits on the samples (docs/BENCHMARKS.md), short of "better on every set"
-    retrieval: str = "dense"
+    retrieval: str = "hybrid"
     max_rewrites: int = 2
     max_generations: int = 2
     max_concurrency: int = 8

@@ -31,7 +31,8 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     citations = [e.label for e in assistant.expander if e.label.startswith("[")]  # not the sentence checks
     assert citations and citations[0].startswith("[1] ") and "restaurant_menu.md" in citations[0]
     first = next(e for e in assistant.expander if e.label.startswith("[1] "))
-    assert any(c.value.startswith("Dense #1 (0.") for c in first.caption)  # where each retriever ranked the chunk
+    ranks = " ".join(c.value for c in first.caption)
+    assert "Dense #" in ranks and "Fused (RRF) #1 (0." in ranks, ranks  # where each retriever ranked the chunk
     verdicts = assistant.dataframe[0].value
     assert list(verdicts.columns) == ["node", "kind", "grader", "target", "verdict", "score", "reason"]
     assert list(verdicts["node"]) == ["contextualize", "retrieve", "generate", "verification"]  # the claim check last

@@ -4,8 +4,10 @@ import json
 
 import pytest
 from fakes import HashEmbeddings
+from langchain_core.documents import Document
 
 from core.cli.main import main as cli_main
+from core.config import Settings
 from core.knowledge import hybrid, keyword_index
 from core.knowledge.base import KnowledgeBase
 from core.knowledge.korean_tokens import tokens
@@ -52,7 +54,7 @@ def test_text_without_hangul_gets_the_plain_tokenizer():
 
 
 def test_rrf_orders_by_the_sum_of_reciprocal_ranks():
-    fused = hybrid.rrf([["a", "b", "c"], ["c", "a", "d"]])
+    fused = hybrid.rrf([["a", "b", "c"], ["c", "a", "d"]], k=60)
     assert [key for key, _ in fused] == ["a", "c", "b", "d"]
     assert fused[0][1] == pytest.approx(1 / 61 + 1 / 62)
     assert fused[1][1] == pytest.approx(1 / 63 + 1 / 61)
@@ -62,9 +64,30 @@ def test_rrf_orders_by_the_sum_of_reciprocal_ranks():
     assert [key for key, _ in hybrid.rrf([["x"], ["y"]], k=1)] == ["x", "y"]
 
 
+def test_a_weighted_list_moves_the_fusion_less():
+    dense, keyword = ["answer", "b", "c", "d"], ["d", "c"]
+    assert [key for key, _ in hybrid.rrf([dense, keyword], k=20)] == ["d", "c", "answer", "b"]
+    weighted = dict(hybrid.rrf([dense, keyword], k=20, weights=[1.0, 0.1]))
+    assert weighted["d"] == pytest.approx(1 / 24 + 0.1 / 21) and weighted["answer"] == pytest.approx(1 / 21)
+    assert sorted(weighted, key=lambda key: -weighted[key]) == ["c", "answer", "d", "b"]
+    assert [key for key, _ in hybrid.rrf([dense, keyword], weights=[1.0, 0.0])] == dense
+
+
+def test_the_keyword_weight_is_the_share_of_the_query_tokens_the_keyword_list_matched():
+    def doc(*terms):
+        return Document("x", metadata={"matched_terms": list(terms)})
+
+    tokens = ["wine", "sommelier", "signature", "steak"]
+    assert hybrid.keyword_weight(tokens, [doc("signature", "steak"), doc("steak")]) == 0.5
+    assert hybrid.keyword_weight(tokens + ["steak"], [doc("wine", "sommelier", "signature", "steak")]) == 1.0
+    assert hybrid.keyword_weight(tokens, []) == 0.0
+    assert hybrid.keyword_weight([], [doc("steak")]) == 0.0
+
+
 def test_unknown_modes_fall_back_to_the_default():
-    assert [hybrid.retrieval_mode(m) for m in ("hybrid", " Keyword ", "bm25", None)] == ["hybrid", "keyword", "dense",
-                                                                                         "dense"]
+    assert [hybrid.retrieval_mode(m) for m in ("dense", " Keyword ", "bm25", None)] == ["dense", "keyword", "hybrid",
+                                                                                        "hybrid"]
+    assert hybrid.DEFAULT_MODE == Settings().retrieval == "hybrid"
 
 
 # ---------------------------------------------------------------- the index and its collection
@@ -193,9 +216,10 @@ def test_hybrid_search_over_two_collections_ranks_keyword_hits_across_both(kb, t
     fused = hybrid.search(kb, ["wine", "menu"], "spicy pasta", 8, "hybrid").documents
     keyword_rank = {d.metadata["source"]: d.metadata["keyword"]["rank"] for d in fused if "keyword" in d.metadata}
     assert keyword_rank["w1.txt"] >= 5 and max(keyword_rank[f"m{i}.txt"] for i in (1, 2, 3)) == 3
+    keyword_list = hybrid.search(kb, ["wine", "menu"], "spicy pasta", 20, "keyword").documents
+    weight = hybrid.keyword_weight(["spicy", "pasta"], keyword_list)
     expected = hybrid.rrf([[hybrid._key(d) for d in found_list] for found_list in (
-        hybrid.search(kb, ["wine", "menu"], "spicy pasta", 20, "dense").documents,
-        hybrid.search(kb, ["wine", "menu"], "spicy pasta", 20, "keyword").documents)])
+        hybrid.search(kb, ["wine", "menu"], "spicy pasta", 20, "dense").documents, keyword_list)], weights=[1.0, weight])
     assert [hybrid._key(d) for d in fused] == [key for key, _ in expected][:8]
 
 

@@ -19,6 +19,8 @@ RETRIEVAL_STRINGS = {
                      "검색어의 키워드 토큰 (아래에 강조): {tokens}"),
     "no_query_tokens": ("The query has no keyword tokens: keyword search finds nothing.",
                         "검색어에 키워드 토큰이 없어 키워드 검색은 아무것도 찾지 못합니다."),
+    "keyword_weight": ("The keyword list counts {weight} in the fusion: the share of the query's tokens it matched.",
+                       "결합에서 키워드 목록의 가중치는 {weight}입니다: 검색어 토큰 중 키워드 목록이 찾은 비율."),
     "nothing_found": ("Nothing found.", "찾은 것이 없습니다."),
     "retrieval_view_help": ("Each column is one retriever's list: dense by cosine similarity, keyword by BM25 score, "
                             "fused by reciprocal rank fusion of the two. The patterns use the list of the sidebar's "

@@ -76,5 +76,7 @@ def retrieval_view(kb) -> None:
         return
     terms = found.query_tokens
     st.caption(t("query_tokens", tokens=plain_markdown(" ".join(terms))) if terms else t("no_query_tokens"))
+    if terms:
+        st.caption(t("keyword_weight", weight=round(found.keyword_weight, 2)))
     for column, name in zip(st.columns(3), RANKINGS):
         _column(column, name, getattr(found, name), terms)

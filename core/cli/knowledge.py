@@ -141,9 +141,11 @@ def cmd_search(settings: Settings, args) -> int:
         return 2
     results = [search_row(doc) for doc in found.documents]
     if args.json:
-        print(json.dumps({"query": found.query, "mode": mode, "results": results}, ensure_ascii=False, indent=2))
+        report = {"query": found.query, "mode": mode, "keyword_weight": found.keyword_weight, "results": results}
+        print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
-    print(f"{mode} search of {args.collection}: {found.query}  (keyword tokens: {' '.join(found.query_tokens) or '-'})")
+    print(f"{mode} search of {args.collection}: {found.query}  (keyword tokens: {' '.join(found.query_tokens) or '-'}; "
+          f"keyword list weight in the fusion {found.keyword_weight:.2f})")
     for row in results:
         ranks = "  ".join(f"{name} {_rank(row[name])}" for name in ("dense", "keyword", "fused"))
         print(f"{ranks}  {row['source']} · chunk {row['chunk']}")

@@ -3,7 +3,8 @@
 Every pattern and agent tool searches through ``search``. Each returned chunk carries in its metadata
 where each retriever put it: ``dense`` and ``keyword`` ({"rank", "score"}: cosine similarity, BM25
 score, the collections searched together scored as one corpus) and ``fused`` ({"rank", "score"}:
-reciprocal rank fusion), ranks counted from 1 over all the collections searched together, absent where
+reciprocal rank fusion, the keyword list weighted by the share of the query's tokens it matched), ranks
+counted from 1 over all the collections searched together, absent where
 that retriever did not list the chunk; ``score`` is the score of the mode's own order, ``matched_terms``
 the query's keyword tokens found in the chunk.
 """
@@ -18,8 +19,9 @@ from core.knowledge import keyword_index, korean_tokens
 from core.knowledge.loaders import KnowledgeError
 
 MODES = ("hybrid", "dense", "keyword")
-DEFAULT_MODE = "dense"  # until hybrid is measured better on every set (docs/BENCHMARKS.md)
-RRF_K = 60  # the constant of Cormack et al.; a rank-1 and a rank-2 chunk stay close, as their evidence is
+DEFAULT_MODE = "hybrid"  # measured: top-3 at least dense's on every set, better on identifiers (docs/BENCHMARKS.md)
+RRF_K = 20  # measured (benchmarks/retrieval_modes.py): Cormack's 60 squeezes dense ranks 2..20 into 0.004 of score,
+# so a keyword-only nudge reordered them; 20 keeps one list's order stronger. Both sets: k 10..30 gave the same hits
 CANDIDATES = 20  # each retriever lists this many (at least k) before fusion: a chunk 2nd in one list and
 # 15th in the other must still be seen by both
 
@@ -30,16 +32,27 @@ def retrieval_mode(value: str | None) -> str:
     return value if value in MODES else DEFAULT_MODE
 
 
-def rrf(lists: list[list[str]], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal rank fusion: key -> sum of 1/(k + rank) over the lists, best first.
+def rrf(lists: list[list[str]], k: int = RRF_K, weights: list[float] | None = None) -> list[tuple[str, float]]:
+    """Reciprocal rank fusion: key -> sum of weight/(k + rank) over the lists (weight 1 unless given), best first.
 
     Ties keep the order in which keys were first seen (the first list first): the result is deterministic.
     """
     scores: dict[str, float] = {}
-    for ranked in lists:
+    for ranked, weight in zip(lists, weights or [1.0] * len(lists)):
         for rank, key in enumerate(ranked, 1):
-            scores[key] = scores.get(key, 0.0) + 1.0 / (k + rank)
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
     return sorted(scores.items(), key=lambda item: -item[1])
+
+
+def keyword_weight(query_tokens: list[str], keyword_docs: list[Document]) -> float:
+    """How much the keyword list counts in the fusion: the share of the query's distinct tokens found in any
+    chunk it lists. An English question over Korean chunks matches a stray word or two (a dish's English
+    name): that list says little about the question, and at full weight it pushed the answer out of the top 3."""
+    wanted = set(query_tokens)
+    if not wanted:
+        return 0.0
+    found = {term for doc in keyword_docs for term in doc.metadata.get("matched_terms", [])}
+    return round(len(wanted & found) / len(wanted), 4)
 
 
 @dataclass
@@ -53,6 +66,7 @@ class Retrieval:
     keyword: list[Document] = field(default_factory=list)
     fused: list[Document] = field(default_factory=list)
     query_tokens: list[str] = field(default_factory=list)
+    keyword_weight: float = 1.0  # the keyword list's weight in the fusion (``keyword_weight``)
     problems: list[tuple[str, str]] = field(default_factory=list)  # (collection, why it could not be searched)
 
 
@@ -109,8 +123,10 @@ def search(kb, collections: list[str], query: str, k: int, mode: str = DEFAULT_M
             entry[name] = {"rank": rank, "score": round(float(doc.metadata.get(score_of) or 0.0), 4)}
             if name == "keyword":
                 entry["matched_terms"] = doc.metadata.get("matched_terms", [])
+    weight = keyword_weight(tokens, keyword) if use_keyword else 0.0
     if use_dense and use_keyword:
-        for rank, (key, score) in enumerate(rrf([[_key(d) for d in dense], [_key(d) for d in keyword]]), 1):
+        lists = [[_key(d) for d in dense], [_key(d) for d in keyword]]
+        for rank, (key, score) in enumerate(rrf(lists, weights=[1.0, weight]), 1):
             by_key[key]["fused"] = {"rank": rank, "score": round(score, 6)}
     order = {"dense": dense, "keyword": keyword}.get(mode) if mode != "hybrid" else None
     ranked = [e["doc"] for e in sorted(by_key.values(), key=lambda e: e["fused"]["rank"])] if order is None else order
@@ -118,7 +134,8 @@ def search(kb, collections: list[str], query: str, k: int, mode: str = DEFAULT_M
     view = lambda docs: [marked[_key(d)] for d in docs]  # noqa: E731
     fused = [marked[key] for key in sorted((k_ for k_ in by_key if "fused" in by_key[k_]),
                                            key=lambda k_: by_key[k_]["fused"]["rank"])]
-    return Retrieval(query, mode, view(ranked)[:k], view(dense)[:k], view(keyword)[:k], fused[:k], tokens, problems)
+    return Retrieval(query, mode, view(ranked)[:k], view(dense)[:k], view(keyword)[:k], fused[:k], tokens, weight,
+                     problems)
 
 
 def _marked(entry: dict, mode: str) -> Document:
