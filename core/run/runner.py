@@ -19,7 +19,7 @@ from langgraph.types import Command
 
 from core.config import Settings
 from core.llm.models import friendly_error, model_name, resolve_provider
-from core.patterns import compile_pattern, get_pattern
+from core.patterns import get_pattern, run_graph
 from core.patterns.common import turn_input
 from core.run.run_slots import SLOTS
 from core.run.telemetry import run_tracer
@@ -75,7 +75,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         ctx = ctx or make_context(settings, **options)
         provider = resolve_provider(settings)
         result.update(provider=provider, model=model_name(settings, provider), retrieval=ctx.retrieval)
-        graph = compile_pattern(pattern, ctx, get_checkpointer(settings))
+        graph = run_graph(pattern, ctx, get_checkpointer(settings))
     except Exception as exc:  # provider misconfigured, model missing: one clear line
         result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))
         yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
@@ -96,8 +96,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         yield from _queued(ticket, settings)
         holding = True
         config = _config(pattern, thread_id, usage, spans, settings)
-        graph_input = _graph_input(pattern, question, options, resume, continue_from, run_id)
-        stream = graph.stream(graph_input, config, stream_mode=["updates", "messages", "custom"], subgraphs=True)
+        stream = graph.stream(_graph_input(pattern, question, options, resume, continue_from, run_id), config,
+                              context=ctx, stream_mode=["updates", "messages", "custom"], subgraphs=True)
         yield from _stream_events(stream, pattern, path, seen, settings)
         result.update(_state_result(graph.get_state(config), pattern, question))
         status = "waiting" if result["interrupted"] else "done"
