@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from core.patterns import all_patterns, get_pattern
 from ui.i18n import STRINGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,6 +112,27 @@ def page(browser):
 
 def shot(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"browser-{name}.png"), full_page=True)
+
+
+def settled(page) -> None:
+    """Wait until the script run a widget started is over (a click during a rerun can be lost)."""
+    page.wait_for_timeout(300)
+    page.locator("[data-testid=stStatusWidget]").wait_for(state="hidden")
+
+
+def choose_patterns(page, box: str, wanted: list[str]) -> None:
+    """Leave exactly ``wanted`` (pattern ids, in the app's order) in the pattern multiselect at CSS ``box``,
+    removing the others one by one, each removal's rerun over before the next."""
+    select = page.locator(box)
+    select.locator("[data-tag]").first.wait_for()
+    for pattern in all_patterns():
+        tag = select.locator(f"[data-tag][aria-label='{pattern.title}']")
+        if pattern.id not in wanted and tag.count():
+            select.locator(f"button[aria-label='Remove {pattern.title}']").click()
+            tag.wait_for(state="detached")
+            settled(page)
+    shown = select.locator("[data-tag]").evaluate_all("tags => tags.map(t => t.getAttribute('aria-label'))")
+    assert shown == [get_pattern(p).title for p in wanted]
 
 
 def nav(page, label: str) -> None:

@@ -11,10 +11,19 @@ from __future__ import annotations
 import json
 
 import pytest
-from browser_support import KO, browser, needs_chromium, page, running_server, shot  # noqa: F401
+from browser_support import (  # noqa: F401
+    KO,
+    browser,
+    choose_patterns,
+    needs_chromium,
+    page,
+    running_server,
+    settled,
+    shot,
+)
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from core.patterns import all_patterns, get_pattern
+from core.patterns import get_pattern
 from core.studio.question_set import load_question_set
 
 ADVISED = ["basic", "adaptive"]
@@ -29,12 +38,6 @@ def server(sample_data_dir, tmp_path_factory):
     with running_server(sample_data_dir, tmp_path_factory, "browser-advise", "streamlit-advise.log",
                         launcher=("tests/scripted_server.py",), RAG_TEST_ANSWER_DELAY="0") as srv:
         yield srv
-
-
-def settled(page) -> None:
-    """Wait until the script run a widget started is over (a click during a rerun can be lost)."""
-    page.wait_for_timeout(300)
-    page.locator("[data-testid=stStatusWidget]").wait_for(state="hidden")
 
 
 def first_row_cell(grid, column_x: float) -> tuple[float, float]:
@@ -93,19 +96,6 @@ def save_set(page, name: str) -> None:
     page.get_by_text(KO["gen_saved"].format(file=f"{name}.jsonl")).wait_for()
 
 
-def choose_patterns(page, wanted: list[str]) -> None:
-    box = page.locator("[class*=st-key-advise_patterns_]")
-    box.locator("[data-tag]").first.wait_for()
-    for pattern in all_patterns():
-        tag = box.locator(f"[data-tag][aria-label='{pattern.title}']")
-        if pattern.id not in wanted and tag.count():
-            box.locator(f"button[aria-label='Remove {pattern.title}']").click()
-            tag.wait_for(state="detached")
-            settled(page)
-    shown = box.locator("[data-tag]").evaluate_all("tags => tags.map(t => t.getAttribute('aria-label'))")
-    assert shown == [get_pattern(p).title for p in wanted]
-
-
 def wait_for_advice(page) -> None:
     """The advice runs in the background: refresh until it is done and its recommendation shows."""
     finished = page.get_by_text(KO["advise_status"].format(status="done"))
@@ -153,7 +143,7 @@ def test_a_set_generated_edited_and_saved_is_advised_on_and_a_run_trace_opens(se
     chosen_set = page.locator(".st-key-advise_set").evaluate(
         "e => e.textContent + ' ' + [...e.querySelectorAll('input')].map(i => i.value).join(' ')")
     assert "browser-set.jsonl" in chosen_set, chosen_set  # the saved set is offered to advise, chosen
-    choose_patterns(page, ADVISED)
+    choose_patterns(page, "[class*=st-key-advise_patterns_]", ADVISED)
     page.get_by_role("button", name=KO["advise_run"]).click()
     wait_for_advice(page)
     [record] = [json.loads(p.read_text(encoding="utf-8")) for p in (server.data_dir / "advice").glob("2*.json")]

@@ -10,9 +10,18 @@ from __future__ import annotations
 import json
 import re
 
-from browser_support import KO, RUN_TIMEOUT_MS, browser, needs_chromium, page, server, shot  # noqa: F401
+from browser_support import (  # noqa: F401
+    KO,
+    RUN_TIMEOUT_MS,
+    browser,
+    choose_patterns,
+    needs_chromium,
+    page,
+    server,
+    shot,
+)
 
-from core.patterns import all_patterns, get_pattern
+from core.patterns import get_pattern
 
 QUESTION = "스테이크와 어울리는 와인을 추천해주세요"
 COMPARED = ["basic", "adaptive"]
@@ -25,24 +34,11 @@ def letters(text: str) -> str:
     return re.sub(r"[\W_]+", "", text or "")
 
 
-def choose_patterns(page, wanted: list[str]) -> None:
-    """Leave exactly ``wanted`` in the multiselect (the fast patterns are selected by default)."""
-    box = page.locator(".st-key-cmp_patterns")
-    box.locator("[data-tag]").first.wait_for()
-    for pattern in all_patterns():
-        tag = box.locator(f"[data-tag][aria-label='{pattern.title}']")
-        if pattern.id not in wanted and tag.count():
-            box.locator(f"button[aria-label='Remove {pattern.title}']").click()
-            tag.wait_for(state="detached")
-    shown = box.locator("[data-tag]").evaluate_all("tags => tags.map(t => t.getAttribute('aria-label'))")
-    assert shown == [get_pattern(p).title for p in wanted]
-
-
 def test_two_patterns_are_compared_side_by_side_on_the_embedded_model(server, page):
     page.goto(f"{server.url}/Compare")
     page.get_by_role("heading", name=KO["compare_title"]).wait_for()  # Korean UI
     page.locator(".st-key-cmp_question textarea").fill(QUESTION)
-    choose_patterns(page, COMPARED)
+    choose_patterns(page, ".st-key-cmp_patterns", COMPARED)
     page.get_by_role("button", name=KO["compare_run"]).click()
 
     # while the runs go, each column has its live status

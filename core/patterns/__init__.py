@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from langgraph.graph import StateGraph
 
 from core.config import Settings
+from core.runtime.context import CURRENT_RUN
 from core.runtime.trace import RUN_REASONS, Reason
 
 # id -> module under core.patterns, found on first use (a test may add its own)
@@ -47,6 +50,8 @@ class Pattern:
     termination_reasons: tuple = ()
     # (English template, Korean template) for the trace and stop messages only this pattern writes (ui.i18n_trace)
     texts_ko: tuple = ()
+    # its runs share one compiled graph (run_graph); False for a graph that needs one run's context to be built
+    shared_graph: bool = True
 
     def __post_init__(self) -> None:
         # every pattern works over the run's sources: the sidebar's choice arrives as this state key
@@ -113,5 +118,36 @@ def reason_outcome(reason_id: str) -> str:
 
 
 def compile_pattern(pattern: Pattern, ctx, checkpointer=None):
+    """The pattern's graph compiled over ``ctx``: one run's RunContext (its nodes read that run's models and
+    settings, whatever context a stream passes), or ``CURRENT_RUN`` (they read the streaming run's)."""
     builder: StateGraph = pattern.build(ctx)
     return builder.compile(checkpointer=checkpointer, name=pattern.id)
+
+
+SHARED_GRAPHS = 64  # compiled graphs kept: patterns x checkpointers (one per database) in use
+_shared: OrderedDict = OrderedDict()  # (pattern id, build, checkpointer) ids -> (build, checkpointer, graph)
+_shared_lock = threading.Lock()
+
+
+def run_graph(pattern: Pattern, ctx, checkpointer=None):
+    """The compiled graph a run streams with ``context=ctx`` (its RunContext): compiled once per pattern and
+    checkpointer, then reused by every run.
+
+    It is built over ``CURRENT_RUN``, so it holds no run's settings, models or keys: each node reads the
+    context of the run that executes it, and a build that reads the context (a graph shape depending on one
+    run) fails instead of being shared. Nothing else shapes a graph: variants, review and sources are state,
+    routed at run time. A pattern declared ``shared_graph=False`` is compiled over ``ctx`` for each run.
+    """
+    if not pattern.shared_graph:
+        return compile_pattern(pattern, ctx, checkpointer)
+    key = (pattern.id, id(pattern.build), id(checkpointer))
+    with _shared_lock:  # concurrent runs (Compare) compile a pattern once
+        kept = _shared.get(key)
+        if kept is not None and kept[0] is pattern.build and kept[1] is checkpointer:
+            _shared.move_to_end(key)
+            return kept[2]
+        graph = compile_pattern(pattern, CURRENT_RUN, checkpointer)
+        _shared[key] = (pattern.build, checkpointer, graph)  # held: their ids cannot be reused while kept
+        while len(_shared) > SHARED_GRAPHS:
+            _shared.popitem(last=False)
+        return graph

@@ -12,6 +12,7 @@ then one synthesis. Optional human review pauses before the answer is written.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Literal
 
 from langgraph.graph import END, START, StateGraph
@@ -27,6 +28,7 @@ from core.patterns.common import (
     USER_REJECTED,
     WEB_UNAVAILABLE,
     BaseState,
+    add_nodes,
     after_retrieval,
     answer_directly,
     answer_from_documents,
@@ -59,137 +61,153 @@ class SubQuestion(BaseState, total=False):
     sub_question: str
 
 
+def choose_variant(state: AdaptiveState) -> Literal["route_question", "classify_complexity"]:
+    return "classify_complexity" if state.get("variant") == "complexity" else "route_question"
+
+
+# -- domain routing
+
+
+def route_question(ctx: RunContext, state: AdaptiveState) -> dict:
+    question = state["standalone_question"]
+    sources = run_sources(ctx, state)
+    events = []
+    if len(sources) > MAX_OFFERED:
+        offered, scores = closest(ctx.kb, question, sources, MAX_OFFERED)
+        events.append(event("route_question", "info", grader="source_shortlist", target="sources",
+                            verdict=f"{len(offered)} of {len(sources)} offered",
+                            reason="closest descriptions: " + ", ".join(f"{s.id} {score:.2f}"
+                                                                        for s, score in zip(offered, scores)),
+                            offered=[s.id for s in offered]))
+        sources = offered
+    outcome = graders.route_question(ctx.grader, question, sources)
+    route = outcome.value.route
+    ids = {s.id for s in sources}
+    names = {s.id: s.name for s in sources} | {"web": "web search", "direct": "direct answer"}
+    if outcome.fallback:
+        events.append(event("route_question", "error", grader="question_router", verdict=names["direct"], target=route,
+                            reason=f"router output unusable ({outcome.error}); falling back to a direct answer"))
+    else:
+        events.append(event("route_question", "route", grader="question_router", verdict=names[route], target=route,
+                            reason=f"question routed to {names[route]}" + (f" (collection {route})" if route in ids else ""),
+                            offered=[s.id for s in sources]))
+    return {"route": route, "trace": events}
+
+
+def pick_route(state: AdaptiveState) -> Literal["search_collection", "search_web", "direct_answer"]:
+    return {"web": "search_web", "direct": "direct_answer"}.get(state["route"], "search_collection")
+
+
+def search_collection(ctx: RunContext, state: AdaptiveState) -> dict:
+    docs, events = search_collections(ctx, "search_collection", [state["route"]], state["standalone_question"])
+    return {"documents": docs, "trace": events, "searched": [state["route"]]}
+
+
+def search_web_node(ctx: RunContext, state: AdaptiveState) -> dict:
+    docs, ev, status = search_web(ctx, "search_web", state["standalone_question"])
+    return {"documents": docs, "web_status": status, "trace": [ev], "searched": ["web"]}
+
+
+def direct_answer(ctx: RunContext, state: AdaptiveState) -> dict:
+    answer = answer_directly(ctx, state["messages"])
+    why = "router chose a direct answer" if state.get("route") == "direct" else "direct answer"
+    return {**final(answer), **stop("direct_answer", "direct_answer", why)}
+
+
+def generate(ctx: RunContext, state: AdaptiveState) -> dict:
+    docs = state.get("documents", [])
+    question = state["standalone_question"]
+    if not docs and state.get("route") == "web":
+        # the reason (English, from the search tool) stays in the trace: a Korean answer stays Korean
+        answer = say(question, "웹 검색을 사용할 수 없어 답할 수 없습니다. 이유는 실행 추적에 있습니다.",
+                     f"I cannot answer: web search is unavailable ({state.get('web_status')}).")
+        return {**final(answer), **stop("generate", "web_unavailable",
+                                        f"web search unavailable: {state.get('web_status')}")}
+    if not docs:
+        answer = say(question, "관련 문서를 찾지 못해 답할 수 없습니다.",
+                     "I found no documents to answer from.")
+        return {**final(answer), **stop("generate", "no_relevant_documents", "no documents were retrieved")}
+    answer = answer_from_documents(ctx, question, docs, P.WEB_NOTE if state.get("route") == "web" else "")
+    return {**final(answer, docs), **stop("generate", "answered", f"answered from {len(docs)} document(s)")}
+
+
+# -- complexity routing
+
+
+def classify_complexity(ctx: RunContext, state: AdaptiveState) -> dict:
+    outcome = graders.classify_complexity(ctx.grader, state["standalone_question"])
+    level = outcome.value.complexity
+    kind = "error" if outcome.fallback else "route"
+    reason = (f"classifier output unusable ({outcome.error}); treating as simple" if outcome.fallback
+              else f"question judged {level}")
+    return {"complexity": level, "trace": [event("classify_complexity", kind, grader="complexity",
+                                                 verdict=level, reason=reason)]}
+
+
+def pick_complexity(state: AdaptiveState) -> Literal["retrieve", "decompose"]:
+    return "retrieve" if state.get("complexity", "simple") == "simple" else "decompose"
+
+
+def retrieve(ctx: RunContext, state: AdaptiveState) -> dict:
+    ids = [src.id for src in run_sources(ctx, state)]
+    docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
+    return {"documents": docs, "trace": events, "searched": ids}
+
+
+def decompose(ctx: RunContext, state: AdaptiveState) -> dict:
+    outcome = graders.decompose(ctx.grader, state["standalone_question"], MAX_SUB_QUESTIONS)
+    parts = outcome.value.questions
+    ev = event("decompose", "error" if outcome.fallback else "rewrite", grader="decomposer",
+               verdict=f"{len(parts)} sub-question(s)", reason=" | ".join(parts))
+    return {"sub_questions": parts, "sub_answers": [], "trace": [ev]}
+
+
+def fan_out(ctx: RunContext, state: AdaptiveState) -> list[Send]:
+    ids = [src.id for src in run_sources(ctx, state)]
+    return [Send("answer_sub_question", {"sub_question": q, "source_ids": ids}) for q in state["sub_questions"]]
+
+
+def answer_sub_question(ctx: RunContext, state: SubQuestion) -> dict:
+    question = state["sub_question"]
+    docs, events = search_collections(ctx, "answer_sub_question", state["source_ids"], question)
+    answer = answer_from_documents(ctx, question, docs)
+    return {"sub_answers": [{"question": question, "answer": answer, "documents": docs}], "trace": events,
+            "searched": state["source_ids"]}
+
+
+def synthesise(ctx: RunContext, state: AdaptiveState) -> dict:
+    order = {q: i for i, q in enumerate(state["sub_questions"])}
+    parts = sorted(state.get("sub_answers", []), key=lambda a: order.get(a["question"], 99))
+    docs, blocks = [], []
+    for part in parts:  # renumber each sub-answer's citations into one list
+        offset = len(docs)
+        text = part["answer"]
+        for n in range(len(part["documents"]), 0, -1):
+            text = text.replace(f"[{n}]", f"[{n + offset}]")
+        docs.extend(part["documents"])
+        blocks.append(escape_fences(f"Q: {part['question']}\nA: {text}"))
+    system = P.SYNTHESISE_SYSTEM.format(sub_answers="\n\n".join(blocks))
+    reply = ctx.llm.invoke([("system", system), ("human", answer_request(state["standalone_question"]))])
+    answer = str(reply.content).strip()
+    return {**final(answer, docs),
+            **stop("synthesise", "answered", f"synthesised from {len(parts)} sub-answer(s)")}
+
+
+def route_again(state: AdaptiveState) -> str:
+    """An edited question is a new question: it is routed (or classified) again, never sent to the old route."""
+    return "classify_complexity" if state.get("variant") == "complexity" else "route_question"
+
+
+def forget_route(state: AdaptiveState, question: str) -> dict:
+    return {"route": "", "complexity": "", "web_status": ""}
+
+
 def build(ctx: RunContext) -> StateGraph:
-
-    def choose_variant(state: AdaptiveState) -> Literal["route_question", "classify_complexity"]:
-        return "classify_complexity" if state.get("variant") == "complexity" else "route_question"
-
-    # -- domain routing
-
-    def route_question(state: AdaptiveState) -> dict:
-        question = state["standalone_question"]
-        sources = run_sources(ctx, state)
-        events = []
-        if len(sources) > MAX_OFFERED:
-            offered, scores = closest(ctx.kb, question, sources, MAX_OFFERED)
-            events.append(event("route_question", "info", grader="source_shortlist", target="sources",
-                                verdict=f"{len(offered)} of {len(sources)} offered",
-                                reason="closest descriptions: " + ", ".join(f"{s.id} {score:.2f}"
-                                                                            for s, score in zip(offered, scores)),
-                                offered=[s.id for s in offered]))
-            sources = offered
-        outcome = graders.route_question(ctx.grader, question, sources)
-        route = outcome.value.route
-        ids = {s.id for s in sources}
-        names = {s.id: s.name for s in sources} | {"web": "web search", "direct": "direct answer"}
-        if outcome.fallback:
-            events.append(event("route_question", "error", grader="question_router", verdict=names["direct"], target=route,
-                                reason=f"router output unusable ({outcome.error}); falling back to a direct answer"))
-        else:
-            events.append(event("route_question", "route", grader="question_router", verdict=names[route], target=route,
-                                reason=f"question routed to {names[route]}" + (f" (collection {route})" if route in ids else ""),
-                                offered=[s.id for s in sources]))
-        return {"route": route, "trace": events}
-
-    def pick_route(state: AdaptiveState) -> Literal["search_collection", "search_web", "direct_answer"]:
-        return {"web": "search_web", "direct": "direct_answer"}.get(state["route"], "search_collection")
-
-    def search_collection(state: AdaptiveState) -> dict:
-        docs, events = search_collections(ctx, "search_collection", [state["route"]], state["standalone_question"])
-        return {"documents": docs, "trace": events, "searched": [state["route"]]}
-
-    def search_web_node(state: AdaptiveState) -> dict:
-        docs, ev, status = search_web(ctx, "search_web", state["standalone_question"])
-        return {"documents": docs, "web_status": status, "trace": [ev], "searched": ["web"]}
-
-    def direct_answer(state: AdaptiveState) -> dict:
-        answer = answer_directly(ctx, state["messages"])
-        why = "router chose a direct answer" if state.get("route") == "direct" else "direct answer"
-        return {**final(answer), **stop("direct_answer", "direct_answer", why)}
-
-    def generate(state: AdaptiveState) -> dict:
-        docs = state.get("documents", [])
-        question = state["standalone_question"]
-        if not docs and state.get("route") == "web":
-            # the reason (English, from the search tool) stays in the trace: a Korean answer stays Korean
-            answer = say(question, "웹 검색을 사용할 수 없어 답할 수 없습니다. 이유는 실행 추적에 있습니다.",
-                         f"I cannot answer: web search is unavailable ({state.get('web_status')}).")
-            return {**final(answer), **stop("generate", "web_unavailable",
-                                            f"web search unavailable: {state.get('web_status')}")}
-        if not docs:
-            answer = say(question, "관련 문서를 찾지 못해 답할 수 없습니다.",
-                         "I found no documents to answer from.")
-            return {**final(answer), **stop("generate", "no_relevant_documents", "no documents were retrieved")}
-        answer = answer_from_documents(ctx, question, docs, P.WEB_NOTE if state.get("route") == "web" else "")
-        return {**final(answer, docs), **stop("generate", "answered", f"answered from {len(docs)} document(s)")}
-
-    # -- complexity routing
-
-    def classify_complexity(state: AdaptiveState) -> dict:
-        outcome = graders.classify_complexity(ctx.grader, state["standalone_question"])
-        level = outcome.value.complexity
-        kind = "error" if outcome.fallback else "route"
-        reason = (f"classifier output unusable ({outcome.error}); treating as simple" if outcome.fallback
-                  else f"question judged {level}")
-        return {"complexity": level, "trace": [event("classify_complexity", kind, grader="complexity",
-                                                     verdict=level, reason=reason)]}
-
-    def pick_complexity(state: AdaptiveState) -> Literal["retrieve", "decompose"]:
-        return "retrieve" if state.get("complexity", "simple") == "simple" else "decompose"
-
-    def retrieve(state: AdaptiveState) -> dict:
-        ids = [src.id for src in run_sources(ctx, state)]
-        docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
-        return {"documents": docs, "trace": events, "searched": ids}
-
-    def decompose(state: AdaptiveState) -> dict:
-        outcome = graders.decompose(ctx.grader, state["standalone_question"], MAX_SUB_QUESTIONS)
-        parts = outcome.value.questions
-        ev = event("decompose", "error" if outcome.fallback else "rewrite", grader="decomposer",
-                   verdict=f"{len(parts)} sub-question(s)", reason=" | ".join(parts))
-        return {"sub_questions": parts, "sub_answers": [], "trace": [ev]}
-
-    def fan_out(state: AdaptiveState) -> list[Send]:
-        ids = [src.id for src in run_sources(ctx, state)]
-        return [Send("answer_sub_question", {"sub_question": q, "source_ids": ids}) for q in state["sub_questions"]]
-
-    def answer_sub_question(state: SubQuestion) -> dict:
-        question = state["sub_question"]
-        docs, events = search_collections(ctx, "answer_sub_question", state["source_ids"], question)
-        answer = answer_from_documents(ctx, question, docs)
-        return {"sub_answers": [{"question": question, "answer": answer, "documents": docs}], "trace": events,
-                "searched": state["source_ids"]}
-
-    def synthesise(state: AdaptiveState) -> dict:
-        order = {q: i for i, q in enumerate(state["sub_questions"])}
-        parts = sorted(state.get("sub_answers", []), key=lambda a: order.get(a["question"], 99))
-        docs, blocks = [], []
-        for part in parts:  # renumber each sub-answer's citations into one list
-            offset = len(docs)
-            text = part["answer"]
-            for n in range(len(part["documents"]), 0, -1):
-                text = text.replace(f"[{n}]", f"[{n + offset}]")
-            docs.extend(part["documents"])
-            blocks.append(escape_fences(f"Q: {part['question']}\nA: {text}"))
-        system = P.SYNTHESISE_SYSTEM.format(sub_answers="\n\n".join(blocks))
-        reply = ctx.llm.invoke([("system", system), ("human", answer_request(state["standalone_question"]))])
-        answer = str(reply.content).strip()
-        return {**final(answer, docs),
-                **stop("synthesise", "answered", f"synthesised from {len(parts)} sub-answer(s)")}
-
-    def route_again(state: AdaptiveState) -> str:
-        """An edited question is a new question: it is routed (or classified) again, never sent to the old route."""
-        return "classify_complexity" if state.get("variant") == "complexity" else "route_question"
-
-    def forget_route(state: AdaptiveState, question: str) -> dict:
-        return {"route": "", "complexity": "", "web_status": ""}
-
     builder = StateGraph(AdaptiveState)
     builder.add_node("contextualize", make_contextualize(ctx))
-    for node in (route_question, search_collection, direct_answer, generate,
-                 classify_complexity, retrieve, decompose, answer_sub_question, synthesise):
-        builder.add_node(node)
-    builder.add_node("search_web", search_web_node)
+    add_nodes(builder, ctx, route_question, search_collection, direct_answer, generate,
+              classify_complexity, retrieve, decompose, answer_sub_question, synthesise)
+    builder.add_node("search_web", partial(search_web_node, ctx))
     builder.add_node("review_documents", make_review_documents(route_again, on_edit=forget_route),
                      destinations=("generate", "route_question", "classify_complexity", END))
 
@@ -201,7 +219,7 @@ def build(ctx: RunContext) -> StateGraph:
     builder.add_edge("direct_answer", END)
     builder.add_edge("generate", END)
     builder.add_conditional_edges("classify_complexity", pick_complexity)
-    builder.add_conditional_edges("decompose", fan_out, ["answer_sub_question"])
+    builder.add_conditional_edges("decompose", partial(fan_out, ctx), ["answer_sub_question"])
     builder.add_edge("answer_sub_question", "synthesise")
     builder.add_edge("synthesise", END)
     return builder

@@ -142,7 +142,6 @@ def step_messages(question: str, tools: list[AgentTool], steps: list[dict]) -> l
 
 
 def build(ctx: RunContext) -> StateGraph:
-    s = ctx.settings
     tools_of = make_tools_of(ctx)
 
     def agent(state: ReactState) -> dict:
@@ -157,7 +156,7 @@ def build(ctx: RunContext) -> StateGraph:
             errors = state.get("parse_errors", 0) + 1
             events = listed + [event("agent", "error", grader="react_parser", step="parse_error", target="format",
                                 verdict=f"parse error {errors}", reason=f"{step['error']}; reply: {short(text, 160)}",
-                                counters={**counters(state, s), "iterations": iteration, "parse_errors": errors})]
+                                counters={**counters(state, ctx.settings), "iterations": iteration, "parse_errors": errors})]
             return {"iterations": iteration, "parse_errors": errors, "pending": [], "trace": events,
                     "steps": state.get("steps", []) + [{"raw": text[:600], "error": step["error"]}]}
         events = listed + ([thought_event("agent", iteration, step["thought"])] if step.get("thought") else [])
@@ -173,7 +172,7 @@ def build(ctx: RunContext) -> StateGraph:
             return "finish"
         if state.get("pending"):
             return "review_tool_calls" if state.get("review") else "tools"
-        return after_step(s, "agent")(state)  # a parse error: try again while the budget lasts
+        return after_step(ctx, "agent")(state)  # a parse error: try again while the budget lasts
 
     def record_step(state: ReactState, call: dict, run) -> dict:
         step = {"thought": state.get("pending_thought", ""), "action": call["name"],
@@ -186,7 +185,7 @@ def build(ctx: RunContext) -> StateGraph:
                                             "observation": f"The reviewer rejected this action: {message}"} for c in calls]
         return {"steps": steps, "pending_thought": ""}
 
-    review = make_review_tool_calls("pending", "tools", reject, after_step(s, "agent"))
+    review = make_review_tool_calls("pending", "tools", reject, after_step(ctx, "agent"))
     return wire_react_loop(StateGraph(ReactState), ctx, agent, route_after_agent, review, tools_of, record_step)
 
 

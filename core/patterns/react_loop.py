@@ -167,14 +167,14 @@ def make_best_answer(ctx: RunContext):
     return best_answer
 
 
-def after_step(settings, next_node: str):
-    """Router after a tool step or a rejection: another model step while the budget lasts and the agent
-    is not repeating itself."""
+def after_step(ctx: RunContext, next_node: str):
+    """Router after a tool step or a rejection: another model step while the budget lasts (the run's
+    ``max_iterations``, read when it routes) and the agent is not repeating itself."""
 
     def route(state: dict) -> str:
         if state.get("repeated"):
             return "best_answer"
-        return next_node if state.get("iterations", 0) < settings.max_iterations else "best_answer"
+        return next_node if state.get("iterations", 0) < ctx.settings.max_iterations else "best_answer"
 
     return route
 
@@ -192,7 +192,7 @@ def wire_react_loop(builder: StateGraph, ctx: RunContext, agent, route_after_age
     builder.add_edge(START, "contextualize")
     builder.add_edge("contextualize", "agent")
     builder.add_conditional_edges("agent", route_after_agent)
-    builder.add_conditional_edges("tools", after_step(ctx.settings, "agent"), ["agent", "best_answer"])
+    builder.add_conditional_edges("tools", after_step(ctx, "agent"), ["agent", "best_answer"])
     builder.add_edge("finish", END)
     builder.add_edge("best_answer", END)
     return builder

@@ -43,7 +43,6 @@ class ReactNativeState(LoopState, total=False):
 
 
 def build(ctx: RunContext) -> StateGraph:
-    s = ctx.settings
     tools_of = make_tools_of(ctx)
 
     def agent(state: ReactNativeState) -> dict:
@@ -84,7 +83,7 @@ def build(ctx: RunContext) -> StateGraph:
             exchange[-1] = with_calls(exchange[-1], calls)
         return {"agent_messages": exchange}
 
-    review = make_review_tool_calls("pending", "tools", reject, after_step(s, "agent"), edit)
+    review = make_review_tool_calls("pending", "tools", reject, after_step(ctx, "agent"), edit)
     return wire_react_loop(StateGraph(ReactNativeState), ctx, agent, route_after_agent, review, tools_of, record_step)
 
 

@@ -19,7 +19,7 @@ from langgraph.types import Command
 
 from core.config import Settings
 from core.llm.models import friendly_error, model_name, resolve_provider
-from core.patterns import compile_pattern, get_pattern
+from core.patterns import get_pattern, run_graph
 from core.patterns.common import turn_input
 from core.run.run_slots import SLOTS
 from core.run.telemetry import run_tracer
@@ -67,6 +67,63 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
     registry = _registry(settings)
+    pattern, question, thread_id, resume = _checked(registry, pattern_id, question, thread_id, resume, options)
+    started = time.perf_counter()
+    result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question,
+                    **{k: v for k, v in (continue_from or {}).items() if k != "path"}}
+    try:  # what the run needs, before it claims the thread: a failure here leaves no run behind
+        ctx = ctx or make_context(settings, **options)
+        provider = resolve_provider(settings)
+        result.update(provider=provider, model=model_name(settings, provider), retrieval=ctx.retrieval)
+        graph = run_graph(pattern, ctx, get_checkpointer(settings))
+    except Exception as exc:  # provider misconfigured, model missing: one clear line
+        result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))
+        yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
+        yield {"type": "error", "message": result["error"], "result": redact_all(result, settings)}
+        return
+    run_id, earlier = _claim(registry, thread_id, pattern.id, question, origin, resuming=resume is not None)
+    question = result["question"] = earlier.get("question", question)
+    result["run_id"] = run_id
+    usage = UsageCallback()
+    spans = run_tracer(settings, pattern.id, thread_id, run_id, question, resuming=resume is not None)  # None: off
+    # a resumed run continues the path it paused on; a fork the path up to the step it forked at
+    path: list[str] = list(earlier.get("path") or (continue_from or {}).get("path", []))
+    seen: list[dict] = []  # trace events so far: what a cancelled run shows of how far it got
+    status = "cancelled"
+    ticket, holding, stream = SLOTS.join(), False, None
+    try:
+        yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
+        yield from _queued(ticket, settings)
+        holding = True
+        config = _config(pattern, thread_id, usage, spans, settings)
+        stream = graph.stream(_graph_input(pattern, question, options, resume, continue_from, run_id), config,
+                              context=ctx, stream_mode=["updates", "messages", "custom"], subgraphs=True)
+        yield from _stream_events(stream, pattern, path, seen, settings)
+        result.update(_state_result(graph.get_state(config), pattern, question))
+        status = "waiting" if result["interrupted"] else "done"
+        if status == "done":
+            yield from _verified(result, settings, ctx.grader)
+    except GraphRecursionError:
+        result.update(_failure("error", "stopped: the graph hit its recursion limit (a loop did not end)"))
+        status = "failed"
+    except Exception as exc:  # provider down, bad key, timeout: one clear line, the thread stays usable
+        result.update(_failure("error", friendly_error(exc, settings)))
+        status = "failed"
+    finally:  # also on GeneratorExit (the consumer went away), where no event can be sent any more
+        SLOTS.leave(ticket, holding)
+        paused = _still_paused(stream, status, settings, thread_id, run_id)
+        status, result, notices = _closed(registry, run_id, status, result, paused=paused, earlier=earlier, seen=seen,
+                                          usage=usage, path=path, started=started, spans=spans, settings=settings)
+    yield from _ending(status, result, notices, thread_id, settings)
+
+
+def _checked(registry, pattern_id: str, question: str | None, thread_id: str | None, resume: Any,
+             options: dict) -> tuple:
+    """What a run is asked to do, checked before anything starts: (pattern, question, thread id, resume decision).
+
+    A resume takes its pattern from the paused thread and a normalised decision; a new turn a checked question
+    and (unless given) a new thread id. Options no state field of the pattern takes are refused.
+    """
     if resume is not None:
         thread = registry.get(thread_id or "")
         if not thread:
@@ -85,122 +142,127 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     if unknown:
         raise RunInputError(f"{pattern.id} takes no run option {', '.join(unknown)}; "
                         f"it takes: review, {', '.join(sorted(pattern.reset))}")
-    started = time.perf_counter()
-    result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question,
-                    **{k: v for k, v in (continue_from or {}).items() if k != "path"}}
-    try:  # what the run needs, before it claims the thread: a failure here leaves no run behind
-        ctx = ctx or make_context(settings, **options)
-        provider = resolve_provider(settings)
-        result.update(provider=provider, model=model_name(settings, provider), retrieval=ctx.retrieval)
-        graph = compile_pattern(pattern, ctx, get_checkpointer(settings))
-    except Exception as exc:  # provider misconfigured, model missing: one clear line
-        result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))
-        yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
-        yield {"type": "error", "message": result["error"], "result": redact_all(result, settings)}
-        return
-    run_id, earlier = _claim(registry, thread_id, pattern.id, question, origin, resuming=resume is not None)
-    question = result["question"] = earlier.get("question", question)
-    result["run_id"] = run_id
-    usage = UsageCallback()
-    spans = run_tracer(settings, pattern.id, thread_id, run_id, question, resuming=resume is not None)  # None: off
-    # a resumed run continues the path it paused on; a fork the path up to the step it forked at
-    path: list[str] = list(earlier.get("path") or (continue_from or {}).get("path", []))
-    seen: list[dict] = []  # trace events so far: what a cancelled run shows of how far it got
-    status = "cancelled"
-    ticket, holding, stream = SLOTS.join(), False, None
+    return pattern, question, thread_id, resume
+
+
+def _queued(ticket, settings: Settings) -> Iterator[dict]:
+    """Wait for a free run slot: runs beyond the process-wide cap wait their turn, and say so (``queued``)."""
+    place = 0
+    while (now := SLOTS.wait(ticket, settings.max_concurrent_runs, timeout=QUEUE_POLL_SECONDS)):
+        if now != place:
+            place = now
+            yield {"type": "queued", "place": place, "running": SLOTS.running}
+
+
+def _config(pattern, thread_id: str, usage: UsageCallback, spans, settings: Settings) -> dict:
+    return {"configurable": {"thread_id": thread_id}, "callbacks": [usage, *([spans] if spans else [])],
+            "recursion_limit": pattern.recursion_limit(settings), "max_concurrency": settings.max_concurrency}
+
+
+def _graph_input(pattern, question: str | None, options: dict, resume: Any, continue_from: dict | None,
+                 run_id: int):
+    """What the graph is started with: the reviewer's decision, nothing (a fork), or a new turn."""
+    if resume is not None:
+        return Command(resume=resume)
+    if continue_from is not None:  # a fork: the thread's newest checkpoint already holds the changed state
+        return None
+    chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
+    graph_input = turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review")))
+    graph_input["messages"] = [HumanMessage(question, id=turn_message_id(run_id))]  # how a turn finds its run
+    return graph_input
+
+
+def _stream_events(stream, pattern, path: list[str], seen: list[dict], settings: Settings) -> Iterator[dict]:
+    """The graph's stream as run events (``progress``, ``token``, ``node``, ``trace``); the top-level nodes
+    are appended to ``path``, the trace events to ``seen``."""
+    for namespace, mode, chunk in stream:
+        if mode == "custom":  # a long step reporting how far it is (core.runtime.trace.progress_reporter)
+            if isinstance(chunk, dict) and "progress" in chunk:
+                yield {"type": "progress", **chunk["progress"]}
+            continue
+        if mode == "messages":
+            message, meta = chunk
+            # chunks only: whole messages here are state updates, already streamed as chunks
+            if isinstance(message, AIMessageChunk) and message.content \
+                    and meta.get("langgraph_node") in pattern.answer_nodes \
+                    and "nostream" not in (meta.get("tags") or []):
+                yield {"type": "token", "text": message.content, "node": meta["langgraph_node"]}
+            continue
+        for node, update in chunk.items():
+            if node == "__interrupt__":
+                continue
+            if not namespace:
+                path.append(node)
+            yield {"type": "node", "node": node, "namespace": list(namespace)}
+            events = update.get("trace") if isinstance(update, dict) else None
+            for item in events or []:
+                seen.append(item)
+                yield {"type": "trace", "event": redact_all(item, settings)}
+
+
+def _state_result(state, pattern, question: str | None) -> dict:
+    """The run's result fields from the graph's state where the stream ended (finished, or paused for review)."""
+    values = state.values
+    interrupts = [i.value for i in state.interrupts] if getattr(state, "interrupts", None) else []
+    return dict(
+        answer=values.get("answer", ""),
+        standalone_question=values.get("standalone_question", question),
+        edited_question=values.get("edited_question", ""),  # the reviewer's edit, which was answered
+        termination_reason=values.get("termination_reason") or ("" if interrupts else "error"),
+        termination_message=values.get("termination_message", ""),
+        sources=values.get("sources", []),
+        searched=sorted(set(values.get("searched") or [])),  # what the evaluation scores routing by
+        trace=values.get("trace", []),
+        interrupted=bool(interrupts),
+        interrupt=interrupts[0] if interrupts else None,
+        error=None,
+        **{name: values.get(name) for name in pattern.result_fields},  # what badges and evaluation read
+    )
+
+
+def _verified(result: dict, settings: Settings, grader) -> Iterator[dict]:
+    """The claim check of a finished run, when it applies: every sentence against the run's documents
+    (the result is updated with it)."""
+    if should_verify(result, settings):
+        yield {"type": "node", "node": "verification", "namespace": []}
+        result.update(verify_run(result, settings, model=grader))
+        yield {"type": "trace", "event": redact_all(result["trace"][-1], settings)}
+
+
+def _still_paused(stream, status: str, settings: Settings, thread_id: str, run_id: int) -> bool:
+    """Close the graph's stream; True when a cancelled resume stopped before its review node ran (the thread
+    still waits for that review). Never raises: nothing may keep the run from being closed."""
     try:
-        yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
-        place = 0
-        while (now := SLOTS.wait(ticket, settings.max_concurrent_runs, timeout=QUEUE_POLL_SECONDS)):
-            if now != place:  # runs beyond the process-wide cap wait their turn, and say so
-                place = now
-                yield {"type": "queued", "place": place, "running": SLOTS.running}
-        holding = True
-        config = {"configurable": {"thread_id": thread_id}, "callbacks": [usage, *([spans] if spans else [])],
-                  "recursion_limit": pattern.recursion_limit(settings),
-                  "max_concurrency": settings.max_concurrency}
-        chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
-        if resume is not None:
-            graph_input = Command(resume=resume)
-        elif continue_from is not None:  # a fork: the thread's newest checkpoint already holds the changed state
-            graph_input = None
-        else:
-            graph_input = turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review")))
-            graph_input["messages"] = [HumanMessage(question, id=turn_message_id(run_id))]  # how a turn finds its run
-        stream = graph.stream(graph_input, config, stream_mode=["updates", "messages", "custom"], subgraphs=True)
-        for namespace, mode, chunk in stream:
-            if mode == "custom":  # a long step reporting how far it is (core.runtime.trace.progress_reporter)
-                if isinstance(chunk, dict) and "progress" in chunk:
-                    yield {"type": "progress", **chunk["progress"]}
-                continue
-            if mode == "messages":
-                message, meta = chunk
-                # chunks only: whole messages here are state updates, already streamed as chunks
-                if isinstance(message, AIMessageChunk) and message.content \
-                        and meta.get("langgraph_node") in pattern.answer_nodes \
-                        and "nostream" not in (meta.get("tags") or []):
-                    yield {"type": "token", "text": message.content, "node": meta["langgraph_node"]}
-                continue
-            for node, update in chunk.items():
-                if node == "__interrupt__":
-                    continue
-                if not namespace:
-                    path.append(node)
-                yield {"type": "node", "node": node, "namespace": list(namespace)}
-                events = update.get("trace") if isinstance(update, dict) else None
-                for item in events or []:
-                    seen.append(item)
-                    yield {"type": "trace", "event": redact_all(item, settings)}
-        state = graph.get_state(config)
-        values = state.values
-        interrupts = [i.value for i in state.interrupts] if getattr(state, "interrupts", None) else []
-        result.update(
-            answer=values.get("answer", ""),
-            standalone_question=values.get("standalone_question", question),
-            edited_question=values.get("edited_question", ""),  # the reviewer's edit, which was answered
-            termination_reason=values.get("termination_reason") or ("" if interrupts else "error"),
-            termination_message=values.get("termination_message", ""),
-            sources=values.get("sources", []),
-            searched=sorted(set(values.get("searched") or [])),  # what the evaluation scores routing by
-            trace=values.get("trace", []),
-            interrupted=bool(interrupts),
-            interrupt=interrupts[0] if interrupts else None,
-            error=None,
-            **{name: values.get(name) for name in pattern.result_fields},  # what badges and evaluation read
-        )
-        status = "waiting" if interrupts else "done"
-        if status == "done" and should_verify(result, settings):  # every sentence against the run's documents
-            yield {"type": "node", "node": "verification", "namespace": []}
-            result.update(verify_run(result, settings, model=ctx.grader))
-            yield {"type": "trace", "event": redact_all(result["trace"][-1], settings)}
-    except GraphRecursionError:
-        result.update(_failure("error", "stopped: the graph hit its recursion limit (a loop did not end)"))
-        status = "failed"
-    except Exception as exc:  # provider down, bad key, timeout: one clear line, the thread stays usable
-        result.update(_failure("error", friendly_error(exc, settings)))
-        status = "failed"
-    finally:  # also on GeneratorExit (the consumer went away), where no event can be sent any more
-        SLOTS.leave(ticket, holding)
-        try:
-            if stream is not None:
-                stream.close()
-            # a resume stopped before its review node ran: the thread still waits for that review
-            paused = status == "cancelled" and bool(pending_interrupts(settings, thread_id))
-        except Exception as exc:  # nothing may keep the run from being closed below
-            log.warning("while closing run %s: %s", run_id, exc)
-            paused = False
-        if paused:
-            status, result = "waiting", {**result, **earlier}
-        elif status == "cancelled":
-            result.update(_failure("cancelled", CANCELLED_MESSAGE), error=None, trace=seen)
-        notices = usage.notice_events()  # model-adapter notices (cut off, tools emulated): in the trace, said once
-        if notices:
-            result["trace"] = list(result.get("trace") or []) + notices
-        result.update(_totals(merge_usage(earlier.get("usage", {}), usage.per_node), path, started))
-        result = redact_all(result, settings)
-        _close(registry, run_id, status, result)
-        if spans is not None:
-            spans.finish(result, status)
+        if stream is not None:
+            stream.close()
+        return status == "cancelled" and bool(pending_interrupts(settings, thread_id))
+    except Exception as exc:
+        log.warning("while closing run %s: %s", run_id, exc)
+        return False
+
+
+def _closed(registry, run_id: int, status: str, result: dict, *, paused: bool, earlier: dict, seen: list[dict],
+            usage: UsageCallback, path: list[str], started: float, spans, settings: Settings) -> tuple[str, dict, list]:
+    """Close the run with its final status and (redacted) result, whatever stopped it: (status, result, the model
+    adapter's notices). A run cancelled while its thread still waits for review is ``waiting`` again, with the
+    paused run's record; one cancelled otherwise keeps the trace it got as far as."""
+    if paused:
+        status, result = "waiting", {**result, **earlier}
+    elif status == "cancelled":
+        result.update(_failure("cancelled", CANCELLED_MESSAGE), error=None, trace=seen)
+    notices = usage.notice_events()  # model-adapter notices (cut off, tools emulated): in the trace, said once
+    if notices:
+        result["trace"] = list(result.get("trace") or []) + notices
+    result.update(_totals(merge_usage(earlier.get("usage", {}), usage.per_node), path, started))
+    result = redact_all(result, settings)
+    _close(registry, run_id, status, result)
+    if spans is not None:
+        spans.finish(result, status)
+    return status, result, notices
+
+
+def _ending(status: str, result: dict, notices: list[dict], thread_id: str, settings: Settings) -> Iterator[dict]:
+    """The last events of a closed run: the model notices, the review pause, then ``error`` or ``done``."""
     for item in notices:
         yield {"type": "trace", "event": redact_all(item, settings)}
     if result.get("interrupted"):

@@ -1,7 +1,10 @@
 """What a graph's nodes need at run time: models, knowledge base, web search and options.
 
-Graphs are built as closures over a RunContext, so models and clients (and the keys inside them)
-never enter graph state or checkpoints. A resumed run simply builds a fresh context.
+Nodes reach models and clients (and the keys inside them) through a RunContext, never through graph state or
+checkpoints. A graph is built either over one run's context (``build(ctx)``: the diagrams, the steps of a
+thread) or over ``CURRENT_RUN``, which stands for the context of whichever run executes the node: the run
+passes its own RunContext as LangGraph's runtime context (``graph.stream(..., context=ctx)``), so one
+compiled graph serves every run (core.patterns.run_graph). A resumed run simply builds a fresh context.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import get_runtime
 
 from core.config import Settings
 from core.knowledge import hybrid
@@ -48,6 +52,39 @@ class RunContext:
         found = hybrid.search(self.kb, collections, query, k or self.settings.k, self.retrieval)
         docs = found.documents
         return ([_capped(d, self.doc_chars) for d in docs] if self.doc_chars else docs), found.problems
+
+
+class OutsideRunError(RuntimeError):
+    """The run context was read where no run executes (while a shared graph was built, or by ``update_state``)."""
+
+
+class CurrentRun:
+    """Stands for the RunContext of the run executing the node that reads it (LangGraph's runtime context).
+
+    It holds nothing itself: a graph built over it can be shared by runs with different settings, models
+    and keys. Read outside a run (while the graph is built, say) it raises OutsideRunError, so a graph
+    whose shape would depend on one run's context cannot be built over it unnoticed.
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):  # copy, pickle and introspection probe these: nothing here
+            raise AttributeError(name)
+        try:
+            ctx = get_runtime().context
+        except RuntimeError:  # outside any runnable: no config, no runtime
+            ctx = None
+        if not isinstance(ctx, RunContext):
+            raise OutsideRunError(f"the run context's {name!r} was read outside a run: a graph shared by runs "
+                                  "must read it only while a node runs (and the run must pass context=its RunContext)")
+        return getattr(ctx, name)
+
+    def __repr__(self) -> str:
+        return "CURRENT_RUN"
+
+
+CURRENT_RUN = CurrentRun()
 
 
 def _capped(doc, chars: int):

@@ -47,39 +47,50 @@ def stream_compare(question: str, patterns: list[str], settings: Settings,
     save_comparison(record, settings)
     with _workers_lock:
         _workers[record["id"]] = len(patterns)
-
-    def finished(pattern_id: str, result: dict) -> None:
-        with lock:
-            record["results"][pattern_id] = result
-            save_comparison(record, settings)
-
-    def worker(pattern_id: str) -> None:
-        result: dict = {}
-        try:
-            ctx = ctx_factory(pattern_id) if ctx_factory else None
-            for event in stream_run(pattern_id, question, settings, ctx=ctx, origin="compare"):
-                if event["type"] in ("done", "error"):
-                    result = event["result"]
-                events.put((pattern_id, event))
-        except Exception as exc:  # a run that cannot start still reports, the others go on
-            result = {"pattern": pattern_id, "error": str(exc)}
-            events.put((pattern_id, {"type": "error", "message": str(exc), "result": result}))
-        finally:
-            try:
-                finished(pattern_id, result or {"pattern": pattern_id, "error": "the run ended without a result"})
-            except Exception as exc:  # disk full, folder gone: the reader is told, and still gets the end signal
-                message = f"the result of {pattern_id} could not be saved: {exc}"
-                events.put((pattern_id, {"type": "error", "message": message, "result": {**result, "error": message}}))
-            finally:
-                with _workers_lock:
-                    _workers[record["id"]] -= 1
-                events.put((pattern_id, None))
-
-    threads = [threading.Thread(target=worker, args=(p,), daemon=True, name=f"compare-{p}") for p in patterns]
+    threads = [threading.Thread(target=_worker, args=(p, question, settings, ctx_factory, record, lock, events),
+                                daemon=True, name=f"compare-{p}") for p in patterns]
     for thread in threads:
         thread.start()
     yield {"type": "comparing", "comparison": {**record, "results": {p: {} for p in patterns}}}
-    running = len(patterns)
+    yield from _merged(events, threads)
+    with lock:
+        snapshot = json.loads(json.dumps(record, default=str))
+    yield {"type": "compared", "comparison": snapshot}
+
+
+def _worker(pattern_id: str, question: str, settings: Settings, ctx_factory: Callable[[str], object] | None,
+            record: dict, lock: threading.Lock, events: queue.Queue) -> None:
+    """Run one pattern of a comparison: its events go to ``events``, its result into the saved record,
+    and (whatever happens) its end signal ``(pattern_id, None)``."""
+    result: dict = {}
+    try:
+        ctx = ctx_factory(pattern_id) if ctx_factory else None
+        for event in stream_run(pattern_id, question, settings, ctx=ctx, origin="compare"):
+            if event["type"] in ("done", "error"):
+                result = event["result"]
+            events.put((pattern_id, event))
+    except Exception as exc:  # a run that cannot start still reports, the others go on
+        result = {"pattern": pattern_id, "error": str(exc)}
+        events.put((pattern_id, {"type": "error", "message": str(exc), "result": result}))
+    finally:
+        try:
+            with lock:
+                record["results"][pattern_id] = result or {"pattern": pattern_id,
+                                                           "error": "the run ended without a result"}
+                save_comparison(record, settings)
+        except Exception as exc:  # disk full, folder gone: the reader is told, and still gets the end signal
+            message = f"the result of {pattern_id} could not be saved: {exc}"
+            events.put((pattern_id, {"type": "error", "message": message, "result": {**result, "error": message}}))
+        finally:
+            with _workers_lock:
+                _workers[record["id"]] -= 1
+            events.put((pattern_id, None))
+
+
+def _merged(events: queue.Queue, threads: list[threading.Thread]) -> Iterator[dict]:
+    """The workers' events as they arrive, tagged with their pattern, until every worker has ended
+    (or is gone without its end signal)."""
+    running = len(threads)
     while running:
         try:
             pattern_id, event = events.get(timeout=QUEUE_POLL_SECONDS)
@@ -91,9 +102,6 @@ def stream_compare(question: str, patterns: list[str], settings: Settings,
             running -= 1
             continue
         yield {"pattern": pattern_id, **event}
-    with lock:
-        snapshot = json.loads(json.dumps(record, default=str))
-    yield {"type": "compared", "comparison": snapshot}
 
 
 def compare(question: str, patterns: list[str], settings: Settings, **kwargs) -> dict:
