@@ -1,10 +1,14 @@
 """Question sets written from collections: a scripted writer, real Chroma, every check of the generator."""
 
+import re
 from collections import Counter
 
 import question_corpus as corpus
+from fakes import HashEmbeddings
 from langchain_core.documents import Document
+from scripted import ScriptedChatModel
 
+from core.knowledge.base import KnowledgeBase
 from core.prompts import HANGUL
 from core.studio import question_gen
 from core.studio.question_set import load_saved_question_set, parse_question_set, save_question_set
@@ -193,3 +197,31 @@ def test_a_question_that_asks_what_a_kept_one_asks_in_other_words_is_dropped(tmp
     questions = [i["question"] for i in done.items]
     assert done.dropped["same_meaning"] >= 1
     assert not {"정기권은 얼마인가요?", "정기권의 가격은 얼마인가요?"} <= set(questions)
+
+
+def test_a_one_chunk_collection_gives_several_questions_because_the_model_sees_what_it_wrote(tmp_path, settings):
+    """At temperature 0 the same prompt gives the same question: without the questions already written, every
+    retry over a small collection's only chunk was a duplicate (seen on tests/corpora with the embedded model)."""
+    (tmp_path / "one.md").write_text("# 요금\n1시간 이용권은 1,000원이고 30일 정기권은 5,000원이며 1년 정기권은 30,000원입니다.",
+                                     encoding="utf-8")
+    kb = KnowledgeBase(settings, HashEmbeddings())
+    assert not kb.ingest([tmp_path / "one.md"], "fares").errors
+    facts = [("1시간 이용권은 얼마인가요?", "1,000원"), ("30일 정기권은 얼마인가요?", "5,000원"),
+             ("1년 정기권은 얼마인가요?", "30,000원")]
+
+    def deterministic(messages):  # the reply is a function of the prompt, as at temperature 0
+        system, human = str(messages[0].content), str(messages[-1].content)
+        written = re.findall(r"<already_written>\n(.*?)\n</already_written>", human, re.S)
+        shown = written[0].split("\n") if written else []
+        assert ("already_written" in system) == bool(shown)
+        if corpus._is(system, corpus.P.UNANSWERABLE_SYSTEM):
+            return {"question": "전기자전거 이용권은 얼마인가요?", "missing": "전기자전거"}
+        if corpus._is(system, corpus.P.ANSWERED_CHECK_SYSTEM):
+            return {"answered": False}
+        question, fact = next((f for f in facts if f[0] not in shown), facts[-1])
+        return {"question": question, "facts": [fact]}
+
+    done = question_gen.generate(kb, ScriptedChatModel(responder=deterministic), ["fares"], count=5)
+    singles = [i["question"] for i in done.items if i["kind"] == "single"]
+    assert len(singles) == 3 and set(singles) == {q for q, _ in facts}
+    assert [i["kind"] for i in done.items].count("unanswerable") == 1 and len(done.items) == 4  # the chunk holds 3 facts

@@ -28,6 +28,7 @@ KINDS = ("single", "two_chunks", "cross_collection", "unanswerable", "small_talk
 # the order kinds are tried in: every kind turns up within the first six questions of a set
 CYCLE = ("single", "two_chunks", "unanswerable", "single", "cross_collection", "small_talk", "single",
          "two_chunks", "single", "unanswerable")
+RECENT_SHOWN = 8  # questions written before, shown to the model so it writes another (prompt stays short)
 ATTEMPTS_PER_QUESTION = 3  # dropped questions are replaced, up to this many model calls per kept one
 MIN_CHUNK_CHARS = 60  # headings and stubs make poor questions
 CHUNK_CHARS = 1200  # the model sees at most this much of a chunk; facts are checked against what it saw
@@ -232,6 +233,7 @@ class Writer:
 
     def __init__(self, model, kb, k: int = 3):
         self.model, self.kb, self.k = model, kb, k
+        self.written: list[str] = []  # every question the model wrote so far, kept or dropped
 
     def _ask(self, schema, system: str, human: str):
         from core.llm import graders
@@ -239,10 +241,22 @@ class Writer:
         outcome = graders.ask(self.model, schema, system, human, None)
         return None if outcome.fallback or outcome.value is None else outcome.value
 
+    def _write(self, schema, template: str, lang: str, human: str):
+        """Ask for a new question, showing the last ones written so a retry over the same chunk differs."""
+        recent = self.written[-RECENT_SHOWN:]
+        system = template.format(language=_language_name(lang), different=P.DIFFERENT if recent else "")
+        if recent:
+            human += "\n\n" + fence("\n".join(recent), "already_written")
+        got = self._ask(schema, system, human)
+        text = getattr(got, "question", None) or getattr(got, "message", None)
+        if text:
+            self.written.append(_squash(text))
+        return got
+
     def single(self, pool: Pool, _other: Pool | None = None):
         chunk = pool.next()
         lang = language_of(chunk.page_content)
-        got = self._ask(SingleFact, P.SINGLE_FACT_SYSTEM.format(language=_language_name(lang)), fence(_shown(chunk)))
+        got = self._write(SingleFact, P.SINGLE_FACT_SYSTEM, lang, fence(_shown(chunk)))
         if got is None:
             return None, "model_failed"
         return _checked(got.question, [(f, _shown(chunk)) for f in got.facts], lang,
@@ -260,7 +274,7 @@ class Writer:
             second = second_pool.next()
         lang = language_of(first.page_content)
         human = fence(_shown(first)) + "\n\n" + fence(_shown(second))
-        got = self._ask(TwoFacts, P.TWO_FACTS_SYSTEM.format(language=_language_name(lang)), human)
+        got = self._write(TwoFacts, P.TWO_FACTS_SYSTEM, lang, human)
         if got is None:
             return None, "model_failed"
         sources = list(dict.fromkeys([first_pool.name, second_pool.name]))
@@ -270,7 +284,7 @@ class Writer:
     def unanswerable(self, pool: Pool, _other: Pool | None = None):
         chunk = pool.next()
         lang = language_of(chunk.page_content)
-        got = self._ask(Unanswerable, P.UNANSWERABLE_SYSTEM.format(language=_language_name(lang)), fence(_shown(chunk)))
+        got = self._write(Unanswerable, P.UNANSWERABLE_SYSTEM, lang, fence(_shown(chunk)))
         if got is None:
             return None, "model_failed"
         if not in_language(got.question, lang):
@@ -293,7 +307,7 @@ class Writer:
     def small_talk(self, pool: Pool, _other: Pool | None = None):
         lang = pool.language()
         human = fence(f"{pool.name}: {pool.description}", "collections")
-        got = self._ask(SmallTalk, P.SMALL_TALK_SYSTEM.format(language=_language_name(lang)), human)
+        got = self._write(SmallTalk, P.SMALL_TALK_SYSTEM, lang, human)
         if got is None:
             return None, "model_failed"
         if not in_language(got.message, lang):
