@@ -225,3 +225,23 @@ def test_a_one_chunk_collection_gives_several_questions_because_the_model_sees_w
     singles = [i["question"] for i in done.items if i["kind"] == "single"]
     assert len(singles) == 3 and set(singles) == {q for q, _ in facts}
     assert [i["kind"] for i in done.items].count("unanswerable") == 1 and len(done.items) == 4  # the chunk holds 3 facts
+
+
+def test_key_facts_come_from_the_focus_sentence_a_question_is_about():
+    """What Qwen2.5 1.5B wrote for tests/corpora: whole sentences, the wrong words of the right sentence."""
+    bees = ["Harbor Hill Apiary keeps 24 honey bee colonies in Langstroth hives on the north slope of the farm.",
+            "Each hive is inspected every 7 to 10 days from April to September.",
+            "The main honey harvest takes place in late July."]
+    facts = question_gen.focused_facts
+    assert facts("How many honey bee colonies does Harbor Hill Apiary keep?", ["Langstroth hives"], bees[0], bees) \
+        == (["24"], "")
+    assert facts("How often are the hives inspected?", [bees[1]], bees[1], bees) == (["7", "10"], "")
+    assert facts("How many honey bee colonies does Harbor Hill Apiary keep?", ["24"], bees[1], bees) == ([], "off_focus")
+    assert facts("When does the main honey harvest take place?", ["late July"], bees[2], bees) == (["late July"], "")
+    assert facts("When does the main honey harvest take place?", [bees[2]], bees[2], bees) == ([], "fact_not_in_focus")
+    fares = ["누비라 1시간 이용권은 1,000원입니다.", "30일 정기권은 5,000원이고, 1년 정기권은 30,000원입니다."]
+    assert facts("누비라 1시간 이용권의 가격은 얼마입니까?", [fares[0]], fares[0], fares) == (["1,000원"], "")
+    assert facts("누비라 1시간 이용권의 가격은 얼마입니까?", ["1,000원"], fares[1], fares) == ([], "off_focus")
+    assert question_gen.figures("만 13세 이상, 2,400대, 7.5%, 18 kilograms") == ["13세", "2,400대", "7.5%", "18"]
+    assert facts("누비라 1년 정기권의 가격은 얼마입니까?", ["1년 정기권은 30,000원"], fares[1], fares) == (["30,000원"], "")
+    assert facts("누비라 1년 정기권의 가격은 얼마입니까?", ["정기권"], fares[1], fares) == (["30일", "5,000원", "30,000원"], "")

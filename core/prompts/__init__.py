@@ -54,7 +54,8 @@ def answer_request(question: str) -> str:
 
 
 # the tags prompts fence data with; inside the data they are escaped so a document cannot close its fence
-FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers", "collections")
+FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers", "collections", "focus",
+              "already_written")
 _OPENER = re.compile("[<\uFF1C\uFE64]")  # '<' and the forms NFKC folds into it (full-width, small)
 _TAG_AFTER = re.compile(rf"\s*/?\s*(?:{'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
 _LOOKAHEAD = 48  # characters after an opener that can still spell a fence tag (with hidden characters)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel, Field
 
+from core.knowledge import korean_tokens
 from core.prompts import HANGUL, fence
 from core.prompts import questions as P
 from core.studio.evaluate import answer_language
@@ -28,6 +29,7 @@ KINDS = ("single", "two_chunks", "cross_collection", "unanswerable", "small_talk
 # the order kinds are tried in: every kind turns up within the first six questions of a set
 CYCLE = ("single", "two_chunks", "unanswerable", "single", "cross_collection", "small_talk", "single",
          "two_chunks", "single", "unanswerable")
+MAX_FACT_CHARS = 40  # a key fact is checked as a substring of answers: a figure or a name, not a sentence
 RECENT_SHOWN = 8  # questions written before, shown to the model so it writes another (prompt stays short)
 ATTEMPTS_PER_QUESTION = 3  # dropped questions are replaced, up to this many model calls per kept one
 MIN_CHUNK_CHARS = 60  # headings and stubs make poor questions
@@ -121,6 +123,52 @@ def fact_in(fact: str, chunk: str) -> bool:
     """Is the fact quoted from the chunk? Exact, except that runs of whitespace count as one space."""
     fact = _squash(fact)
     return bool(fact) and fact in _squash(chunk)
+
+
+_SENTENCE_END = re.compile(r"(?<=[^\d][.!?。])\s+")
+
+
+def focus_sentences(text: str, min_chars: int = 12) -> list[str]:
+    """The chunk's sentences as written (headings left out), each a substring of the chunk."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            out += [s.strip() for s in _SENTENCE_END.split(line) if len(s.strip()) >= min_chars]
+    return out
+
+
+_FIGURE = re.compile(r"\d(?:[\d,.]*\d)?(?:[\uac00-\ud7a3%])?")  # 1,000원 / 312곳 / 24 / 7.5% (a Korean counter kept)
+
+
+def figures(text: str) -> list[str]:
+    """The numbers of a text as written, with a Korean counter or % attached (1,000원, 30분, 13세)."""
+    return list(dict.fromkeys(_FIGURE.findall(text)))
+
+
+def focused_facts(question: str, facts: list[str], focus: str, sentences: list[str]) -> tuple[list[str], str]:
+    """The key facts of a question about ``focus``, or [] and why the question is dropped.
+
+    The question must be about its focus sentence (its keyword tokens meet that sentence at least as often as
+    any other sentence of the chunk). Its key facts are the figures of that sentence the question does not
+    contain (those the model's quotes name, when they name some); a sentence without such figures keeps the
+    model's quotes from it of at most MAX_FACT_CHARS characters. A small model's own quotes were whole
+    sentences, or the wrong words of the right sentence ("Langstroth hives" for how many colonies),
+    and a key fact is looked for in answers as a substring.
+    """
+    if not focus or gives_away(question, facts):
+        return facts, ""  # the common checks drop a question holding the model's own answer
+    asked = set(korean_tokens.tokens(question))
+    overlap = [len(asked & set(korean_tokens.tokens(s))) for s in sentences]
+    mine = len(asked & set(korean_tokens.tokens(focus)))
+    if not mine or mine < max(overlap, default=0):
+        return [], "off_focus"
+    unasked = [f for f in figures(focus) if _norm(f) not in _norm(question)]
+    quoted = [f for f in unasked if any(_norm(f) in _norm(q) for q in facts)]  # what the model's quotes name
+    if unasked:
+        return quoted or unasked, ""
+    kept = [f for f in facts if fact_in(f, focus) and len(_squash(f)) <= MAX_FACT_CHARS]
+    return (kept, "") if kept else ([], "fact_not_in_focus")
 
 
 def gives_away(question: str, facts: list[str]) -> bool:
@@ -233,7 +281,21 @@ class Writer:
 
     def __init__(self, model, kb, k: int = 3):
         self.model, self.kb, self.k = model, kb, k
-        self.written: list[str] = []  # every question the model wrote so far, kept or dropped
+        self.written: dict[tuple[str, str], list[str]] = {}  # (collection, kind) -> questions written, kept or not
+        self.visits: Counter = Counter()  # chunk id -> times a question was asked about it
+
+    def _focused(self, chunk) -> tuple[str, str]:
+        """The chunk fenced, then one of its sentences to ask about (the next one at each visit), and that
+        sentence ("" for a chunk without one).
+
+        A small model shown the same chunk writes the same question, whatever it is told it wrote before
+        (Qwen2.5 1.5B did, four times in a row): a different sentence each time gives a different question.
+        """
+        shown = _shown(chunk)
+        sentences = focus_sentences(shown)
+        focus = sentences[self.visits[chunk.id] % len(sentences)] if sentences else ""
+        self.visits[chunk.id] += 1
+        return fence(shown) + ("\n\n" + fence(focus, "focus") if focus else ""), focus
 
     def _ask(self, schema, system: str, human: str):
         from core.llm import graders
@@ -241,25 +303,32 @@ class Writer:
         outcome = graders.ask(self.model, schema, system, human, None)
         return None if outcome.fallback or outcome.value is None else outcome.value
 
-    def _write(self, schema, template: str, lang: str, human: str):
-        """Ask for a new question, showing the last ones written so a retry over the same chunk differs."""
-        recent = self.written[-RECENT_SHOWN:]
+    def _write(self, schema, template: str, lang: str, human: str, where: tuple[str, str]):
+        """Ask for a new question, showing the last ones written for the same collection and kind."""
+        written = self.written.setdefault(where, [])
+        recent = written[-RECENT_SHOWN:]
         system = template.format(language=_language_name(lang), different=P.DIFFERENT if recent else "")
         if recent:
             human += "\n\n" + fence("\n".join(recent), "already_written")
         got = self._ask(schema, system, human)
         text = getattr(got, "question", None) or getattr(got, "message", None)
         if text:
-            self.written.append(_squash(text))
+            written.append(_squash(text))
         return got
 
     def single(self, pool: Pool, _other: Pool | None = None):
         chunk = pool.next()
         lang = language_of(chunk.page_content)
-        got = self._write(SingleFact, P.SINGLE_FACT_SYSTEM, lang, fence(_shown(chunk)))
+        human, focus = self._focused(chunk)
+        got = self._write(SingleFact, P.SINGLE_FACT_SYSTEM, lang, human, (pool.name, "single"))
         if got is None:
             return None, "model_failed"
-        return _checked(got.question, [(f, _shown(chunk)) for f in got.facts], lang,
+        if not all(fact_in(f, _shown(chunk)) for f in got.facts):  # a misquote drops the question
+            return None, "fact_not_in_chunk"
+        facts, why = focused_facts(got.question, got.facts, focus, focus_sentences(_shown(chunk)))
+        if why:
+            return None, why
+        return _checked(got.question, [(f, _shown(chunk)) for f in facts], lang,
                         {"sources": [pool.name], "provenance": [_where(pool, chunk)]})
 
     def two_chunks(self, pool: Pool, _other: Pool | None = None):
@@ -274,7 +343,7 @@ class Writer:
             second = second_pool.next()
         lang = language_of(first.page_content)
         human = fence(_shown(first)) + "\n\n" + fence(_shown(second))
-        got = self._write(TwoFacts, P.TWO_FACTS_SYSTEM, lang, human)
+        got = self._write(TwoFacts, P.TWO_FACTS_SYSTEM, lang, human, (first_pool.name, kind))
         if got is None:
             return None, "model_failed"
         sources = list(dict.fromkeys([first_pool.name, second_pool.name]))
@@ -284,7 +353,8 @@ class Writer:
     def unanswerable(self, pool: Pool, _other: Pool | None = None):
         chunk = pool.next()
         lang = language_of(chunk.page_content)
-        got = self._write(Unanswerable, P.UNANSWERABLE_SYSTEM, lang, fence(_shown(chunk)))
+        got = self._write(Unanswerable, P.UNANSWERABLE_SYSTEM, lang, self._focused(chunk)[0],
+                          (pool.name, "unanswerable"))
         if got is None:
             return None, "model_failed"
         if not in_language(got.question, lang):
@@ -307,7 +377,7 @@ class Writer:
     def small_talk(self, pool: Pool, _other: Pool | None = None):
         lang = pool.language()
         human = fence(f"{pool.name}: {pool.description}", "collections")
-        got = self._write(SmallTalk, P.SMALL_TALK_SYSTEM, lang, human)
+        got = self._write(SmallTalk, P.SMALL_TALK_SYSTEM, lang, human, (pool.name, "small_talk"))
         if got is None:
             return None, "model_failed"
         if not in_language(got.message, lang):
