@@ -2,7 +2,8 @@
 
 tests/question_corpus.py scripts a writer for its own tiny corpus; this one needs no table, so the app
 tests and the browser test can generate a set from the shipped samples. Each question names its chunk's
-heading and quotes the chunk's last line as the fact (so it is a substring, and not in the question).
+heading (a single fact: the first words of its focus sentence) and quotes the last words as the fact (so it is a
+substring, and not in the question).
 """
 
 from __future__ import annotations
@@ -54,10 +55,11 @@ def reply(messages) -> dict | None:
         question = (f"{first}와 {second}에 대해 각각 무엇이 적혀 있나요?" if korean else
                     f"What do {first} and {second} each say?")
         return {"question": question, "fact_first": _fact(docs[0]), "fact_second": _fact(docs[1])}
-    if _is(system, P.SINGLE_FACT_SYSTEM):
-        heading = _heading(docs[0])
-        return {"question": f"{heading} 항목의 마지막 안내는 무엇인가요?" if korean else
-                f"What is the last note under {heading}?", "facts": [_fact(docs[0])]}
+    if _is(system, P.SINGLE_FACT_SYSTEM):  # about the sentence in focus, as the prompt asks
+        focus = (re.findall(r"<focus>\n(.*?)\n</focus>", human, re.S) or [docs[0]])[0]
+        subject = " ".join(focus.split()[:2])
+        return {"question": f"{subject}에 대해 무엇이 적혀 있나요?" if korean else f"What is said about {subject}?",
+                "facts": [_fact(focus)]}
     return None
 
 
