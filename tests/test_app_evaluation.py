@@ -162,6 +162,10 @@ def test_an_advice_shows_its_recommendation_rule_and_per_question_links(app_data
     assert_clean(at)
     png = next(b for b in at.get("download_button") if b.proto.label == "Download PNG")
     assert png.proto.url  # the rendered chart is offered for download (its bytes are tested in test_advise_chart)
+    assert "Status: done" in shown(texts(at))
+    at.sidebar.button_group(key="sb_lang").set_value("ko").run()
+    assert "상태: 완료" in shown(texts(at)) and "done" not in at.selectbox(key="advise_pick").options[0]
+    assert {m.proto.placeholder for m in at.multiselect} == {"선택하세요"}  # not Streamlit's English placeholder
 
 
 def test_questions_generated_from_a_collection_are_shown_with_their_chunk_saved_and_offered_to_advise(app_data, scripted):

@@ -150,7 +150,7 @@ def test_an_update_tokenises_only_the_new_chunks_and_reindex_keeps_the_index(kb,
 
 
 def test_a_search_notices_chunks_written_behind_its_back(kb, tmp_path):
-    """Another process (or replica) wrote to the store: the digest differs, the index follows."""
+    """Written straight to Chroma, by no KnowledgeBase: the chunk count differs, the index follows."""
     kb.ingest([_write(tmp_path, "menu.md", MENU_V1)], "docs")
     assert _keyword_sources(kb, "docs", "트러플")  # cached in memory now
     ids = [i for i in kb.chunk_ids("docs") if "트러플" in kb.chunk_texts("docs", [i])[i]]
@@ -254,6 +254,21 @@ def test_cli_search_refuses_an_empty_query_with_a_clear_message(settings, capsys
 
 
 @pytest.mark.teams
+def test_a_search_reads_the_chunk_ids_only_when_another_writer_changed_the_collection(kb, tmp_path, monkeypatch):
+    kb.ingest([_write(tmp_path, "menu.md", MENU_V1)], "docs")
+    read = []
+    real = KnowledgeBase.chunk_ids
+    monkeypatch.setattr(KnowledgeBase, "chunk_ids", lambda self, name: read.append(name) or real(self, name))
+    assert _keyword_sources(kb, "docs", "트러플") and _keyword_sources(kb, "docs", "블랙")
+    assert read == []  # unchanged: the fingerprint (count, revision) said so; 10,000 ids took 20 ms a search
+    count = len(real(kb, "docs"))
+    writer = KnowledgeBase(kb.settings, HashEmbeddings())  # another process on the same store
+    writer.ingest([_write(tmp_path, "menu.md", MENU_V1.replace("트러플", "포르치니"))], "docs")
+    assert len(real(kb, "docs")) == count  # as many chunks as before: only the revision tells
+    assert _keyword_sources(kb, "docs", "트러플") == [] and _keyword_sources(kb, "docs", "포르치니")
+    assert read == ["docs"]
+
+
 def test_each_replica_builds_its_index_from_the_chroma_server(team_settings, tmp_path):
     """Two replicas, one Chroma server, data directories of their own: a write by one is seen by the other."""
     first = KnowledgeBase(team_settings, HashEmbeddings())

@@ -22,7 +22,7 @@ from core.studio.question_set import (
 from core.studio.recommend import markdown_report
 from core.studio.render import plain_markdown
 from ui.chart_export import chart_png
-from ui.i18n import t
+from ui.i18n import STRINGS, t
 from ui.pages import page_for, pattern_title
 
 RING = "#d62728"  # the recommended point's ring on the frontier
@@ -38,7 +38,7 @@ def generate_section(settings: Settings, kb) -> None:
         state["running"] = False
         state["done"].stopped = True
     left, right = st.columns([3, 1])
-    chosen = left.multiselect(t("gen_collections"), kb.names(), key="gen_collections")
+    chosen = left.multiselect(t("gen_collections"), kb.names(), key="gen_collections", placeholder=t("choose_options"))
     count = right.number_input(t("gen_count"), min_value=1, max_value=100, value=10, key="gen_count")
     if st.button(t("gen_run"), key="gen_run", icon="✍️"):
         if not chosen:
@@ -158,10 +158,17 @@ def advise_section(settings: Settings) -> None:
         st.caption(t("advise_estimates", figures=plain_markdown(", ".join(f"{p} ~{s:.0f} s" for p, s in measured.items())))
                    if measured else t("advise_unmeasured"))
         patterns = st.multiselect(t("patterns"), pattern_ids(), default=fits, format_func=pattern_title,
+                                  placeholder=t("choose_options"),
                                   key=f"advise_patterns_{budget}")
         if st.button(t("advise_run"), key="advise_run", type="primary", icon="🧭") and patterns:
             st.session_state["advice_id"] = advise.start(settings, items, patterns, set_file)
     _shown_advice(settings)
+
+
+def _status(status: str) -> str:
+    """An advice's status in the UI language (one written by a newer version: as it is)."""
+    key = f"advice_{status}"
+    return t(key) if key in STRINGS else str(status)
 
 
 def _shown_advice(settings: Settings) -> None:
@@ -169,13 +176,13 @@ def _shown_advice(settings: Settings) -> None:
     if not records:
         return
     ids = [r["id"] for r in records]
-    labels = {r["id"]: f"{r['date']} · {r.get('set', '?')} · {r['status']}" for r in records}
+    labels = {r["id"]: f"{r['date']} · {r.get('set', '?')} · {_status(r['status'])}" for r in records}
     current = st.session_state.get("advice_id")
     advice_id = st.selectbox(t("advise_past"), ids, index=ids.index(current) if current in ids else 0,
                              format_func=labels.get, key="advise_pick")
     record = advise.load_advice(settings, advice_id)
     progress = record.get("progress") or {}
-    st.caption(t("advise_status", status=plain_markdown(record["status"])) + " · "
+    st.caption(t("advise_status", status=plain_markdown(_status(record["status"]))) + " · "
                + t("advise_progress", done=int(progress.get("done", 0)), total=int(progress.get("total", 0))))
     left, right = st.columns(2)
     if record["status"] == "running":

@@ -218,6 +218,7 @@ def _start(settings: Settings, state: dict) -> None:
     categories = sorted({item["category"] for item in items})
     with st.form("eval_form", enter_to_submit=False):  # only the button starts a run (Enter in N did too)
         patterns = st.multiselect(t("patterns"), pattern_ids(), default=pattern_ids()[:1], format_func=pattern_title,
+                                  placeholder=t("choose_options"),
                                   key="eval_patterns")
         left, right = st.columns(2)
         limit = left.number_input(t("eval_limit"), min_value=1, max_value=len(items), value=min(5, len(items)),

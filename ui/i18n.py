@@ -240,6 +240,7 @@ STRINGS = {
     "refresh": ("Refresh", "새로 고침"),
     "past_comparisons": ("Past comparisons", "이전 비교"),
     "choose_comparison": ("Open a past comparison", "이전 비교 열기"),
+    "choose_options": ("Choose options", "선택하세요"),
     "comparison_broken": ("This comparison could not be read: {error}", "이 비교를 읽을 수 없습니다: {error}"),
     "metrics": ("Metrics across patterns", "패턴별 지표"),
     "wall_time": ("Wall time (s)", "실행 시간 (초)"),

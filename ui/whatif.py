@@ -168,7 +168,8 @@ def _widget(field: str, spec: dict, key: str):
         return int(st.number_input(field, min_value=0, step=1, value=int(value or 0), key=key))  # md-safe: field name
     if kind == "texts":
         if choices:
-            return st.multiselect(field, choices, default=[v for v in value if v in choices], key=key)  # md-safe: field
+            return st.multiselect(field, choices, default=[v for v in value if v in choices], key=key,  # md-safe: field
+                                  placeholder=t("choose_options"))
         text = st.text_input(field, value=", ".join(value), key=key)  # md-safe: a state field name of ours
         return [part.strip() for part in text.split(",") if part.strip()]
     if kind == "documents":

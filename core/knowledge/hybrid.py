@@ -11,6 +11,7 @@ the query's keyword tokens found in the chunk.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from langchain_core.documents import Document
@@ -22,6 +23,7 @@ MODES = ("hybrid", "dense", "keyword")
 DEFAULT_MODE = "hybrid"  # measured: top-3 at least dense's on every set, better on identifiers (docs/BENCHMARKS.md)
 RRF_K = 20  # measured (benchmarks/retrieval_modes.py): Cormack's 60 squeezes dense ranks 2..20 into 0.004 of score,
 # so a keyword-only nudge reordered them; 20 keeps one list's order stronger. Both sets: k 10..30 gave the same hits
+_KEYWORD_SEARCH = ThreadPoolExecutor(max_workers=4, thread_name_prefix="keyword-search")  # see _lists
 CANDIDATES = 20  # each retriever lists this many (at least k) before fusion: a chunk 2nd in one list and
 # 15th in the other must still be seen by both
 
@@ -92,20 +94,33 @@ def keyword_documents(kb, indexes: list, query_tokens: list[str], k: int) -> lis
         for name, hit in hits if hit.id in found[name]]
 
 
-def _lists(kb, collections: list[str], query: str, depth: int, dense: bool, keyword: bool, tokens: list[str]):
-    """The dense list over every collection merged by cosine similarity (one embedder: comparable), and the
-    keyword list of every collection's chunks scored together."""
-    dense_docs, indexes, problems = [], [], []
+def _keyword_list(kb, collections: list[str], tokens: list[str], depth: int):
+    """The keyword list of every collection's chunks scored together, and the collections that failed."""
+    indexes, problems = [], []
     for name in collections:
         try:
-            if dense:
-                dense_docs += kb.search(name, query, depth)
-            if keyword:
-                indexes.append(keyword_index.ensure_index(kb, name))
+            indexes.append(keyword_index.ensure_index(kb, name))
+        except KnowledgeError as exc:
+            problems.append((name, str(exc)))
+    return keyword_documents(kb, indexes, tokens, depth), problems
+
+
+def _lists(kb, collections: list[str], query: str, depth: int, dense: bool, keyword: bool, tokens: list[str]):
+    """The dense list over every collection merged by cosine similarity (one embedder: comparable), and the
+    keyword list of every collection's chunks scored together. Hybrid searches both at once: the keyword
+    side runs on a worker thread while this one embeds the query and asks Chroma (p50 at 10,000 chunks:
+    26.2 ms against 28.8 ms one after the other, benchmarks/retrieval_modes.py)."""
+    pending = _KEYWORD_SEARCH.submit(_keyword_list, kb, collections, tokens, depth) if keyword and dense else None
+    dense_docs, problems = [], []
+    for name in collections if dense else ():
+        try:
+            dense_docs += kb.search(name, query, depth)
         except KnowledgeError as exc:
             problems.append((name, str(exc)))
     dense_docs.sort(key=lambda d: -float(d.metadata.get("score") or 0.0))
-    keyword_docs = keyword_documents(kb, indexes, tokens, depth) if keyword else []
+    keyword_docs, failed = (pending.result() if pending else _keyword_list(kb, collections, tokens, depth)) \
+        if keyword else ([], [])
+    problems += [p for p in failed if p[0] not in {name for name, _ in problems}]
     return dense_docs[:depth], keyword_docs, problems
 
 

@@ -44,6 +44,7 @@ class KeywordIndex:
     tokens: dict[str, list[str]]  # chunk id -> its keyword tokens
     ids: list[str]
     bm25: object | None  # bm25s.BM25, None for an empty collection
+    fingerprint: tuple = ()  # the collection's (count, revision) when its chunks were last checked
 
     @classmethod
     def build(cls, collection: str, digest: str, tokens: dict[str, list[str]]) -> KeywordIndex:
@@ -93,13 +94,22 @@ def _lock(path: Path) -> threading.Lock:
 
 
 def ensure_index(kb, collection: str) -> KeywordIndex:
-    """The collection's index for its current chunks: from memory, from disk, or updated and stored."""
+    """The collection's index for its current chunks: from memory, from disk, or updated and stored.
+
+    Every search asks: the collection's fingerprint (count and write revision) says cheaply whether the
+    index in memory is still the collection's; only when it changed are the chunk ids read and digested.
+    """
     path = index_path(kb.settings.data_path, collection)
+    fingerprint = kb.chunks_fingerprint(collection)
+    cached = _cache.get(str(path))
+    if cached is not None and cached.fingerprint == fingerprint:
+        return cached
     ids = kb.chunk_ids(collection)
     digest = ids_digest(ids)
     with _lock(path):  # two sessions asking at once update it once
         cached = _cache.get(str(path))
         if cached and cached.digest == digest:
+            cached.fingerprint = fingerprint
             return cached
         record = {} if cached else _read(path)
         known = cached.tokens if cached else record.get("tokens") or {}
@@ -107,6 +117,7 @@ def ensure_index(kb, collection: str) -> KeywordIndex:
         texts = kb.chunk_texts(collection, missing) if missing else {}
         tokens = {i: known[i] if i in known else korean_tokens.tokens(texts.get(i, "")) for i in ids}
         index = KeywordIndex.build(collection, digest, tokens)
+        index.fingerprint = fingerprint
         if record.get("digest") != digest:  # loaded as stored: nothing to write
             _write(path, {"version": FORMAT_VERSION, "tokenizer": TOKENIZER, "collection": collection,
                           "digest": digest, "tokens": tokens})
