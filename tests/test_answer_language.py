@@ -24,7 +24,8 @@ def test_the_answer_request_names_the_language_last():
 
 def test_a_korean_question_gets_a_korean_answer_with_the_menu_price(sample_settings):
     settings = sample_settings.with_(provider="embedded", model=QWEN, max_tokens=96)
-    result = run("basic", "스테이크 메뉴의 가격은 얼마인가요?", settings)
+    # the menu has three steaks (₩35,000, ₩29,000, ₩14,000): the question names the one whose price it checks
+    result = run("basic", "시그니처 스테이크 메뉴의 가격은 얼마인가요?", settings)
     assert result["model"] == QWEN and result["error"] is None, result
     answer = result["answer"]
     letters = [c for c in answer if c.isalpha()]

@@ -98,7 +98,7 @@ def save_set(page, name: str) -> None:
 
 def wait_for_advice(page) -> None:
     """The advice runs in the background: refresh until it is done and its recommendation shows."""
-    finished = page.get_by_text(KO["advise_status"].format(status="done"))
+    finished = page.get_by_text(KO["advise_status"].format(status=KO["advice_done"]))
     banner = page.locator("[data-testid=stAlert]", has_text=KO["advise_recommended"].split("{")[0].strip())
     for _ in range(120):
         if finished.count() and banner.count():
