@@ -284,9 +284,9 @@ class Writer:
         self.written: dict[tuple[str, str], list[str]] = {}  # (collection, kind) -> questions written, kept or not
         self.visits: Counter = Counter()  # chunk id -> times a question was asked about it
 
-    def _focused(self, chunk) -> tuple[str, str]:
-        """The chunk fenced, then one of its sentences to ask about (the next one at each visit), and that
-        sentence ("" for a chunk without one).
+    def _focused(self, chunk) -> tuple[str, str, list[str]]:
+        """The chunk fenced, then one of its sentences to ask about (the next one at each visit); that
+        sentence ("" for a chunk without one) and all of the chunk's sentences.
 
         A small model shown the same chunk writes the same question, whatever it is told it wrote before
         (Qwen2.5 1.5B did, four times in a row): a different sentence each time gives a different question.
@@ -295,7 +295,7 @@ class Writer:
         sentences = focus_sentences(shown)
         focus = sentences[self.visits[chunk.id] % len(sentences)] if sentences else ""
         self.visits[chunk.id] += 1
-        return fence(shown) + ("\n\n" + fence(focus, "focus") if focus else ""), focus
+        return fence(shown) + ("\n\n" + fence(focus, "focus") if focus else ""), focus, sentences
 
     def _ask(self, schema, system: str, human: str):
         from core.llm import graders
@@ -319,13 +319,13 @@ class Writer:
     def single(self, pool: Pool, _other: Pool | None = None):
         chunk = pool.next()
         lang = language_of(chunk.page_content)
-        human, focus = self._focused(chunk)
+        human, focus, sentences = self._focused(chunk)
         got = self._write(SingleFact, P.SINGLE_FACT_SYSTEM, lang, human, (pool.name, "single"))
         if got is None:
             return None, "model_failed"
         if not all(fact_in(f, _shown(chunk)) for f in got.facts):  # a misquote drops the question
             return None, "fact_not_in_chunk"
-        facts, why = focused_facts(got.question, got.facts, focus, focus_sentences(_shown(chunk)))
+        facts, why = focused_facts(got.question, got.facts, focus, sentences)
         if why:
             return None, why
         return _checked(got.question, [(f, _shown(chunk)) for f in facts], lang,
