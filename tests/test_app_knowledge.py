@@ -43,11 +43,14 @@ def test_upload_indexes_good_files_and_reports_each_bad_one(app_data):
     assert "지하 2층 주차장" in "\n".join(t.value for t in site.text)
 
     at.selectbox(key="kb_test_collection").set_value("site_info")
+    button(at, key_end="kb_test_search").click().run()  # nothing typed yet: said, not silently ignored
+    assert "Type what to search for first." in [w.value for w in at.warning]
     at.text_input(key="kb_test_query").set_value("주차는 무료인가요?")
     button(at, key_end="kb_test_search").click().run()
     assert_clean(at)
     captions = [shown(c.value) for c in at.caption]
     assert "Keyword tokens of the query (highlighted below): 주차 무료" in captions
+    assert "The keyword list counts 1.0 in the fusion: the share of the query's tokens it matched." in captions
     # three columns, one per retriever, each listing the one chunk with its rank in every list
     assert [shown(m.value) for m in at.markdown if m.value in ("**Dense**", "**Keyword**", "**Fused (RRF)**")] == [
         "**Dense**", "**Keyword**", "**Fused (RRF)**"]

@@ -21,6 +21,7 @@ RETRIEVAL_STRINGS = {
                         "검색어에 키워드 토큰이 없어 키워드 검색은 아무것도 찾지 못합니다."),
     "keyword_weight": ("The keyword list counts {weight} in the fusion: the share of the query's tokens it matched.",
                        "결합에서 키워드 목록의 가중치는 {weight}입니다: 검색어 토큰 중 키워드 목록이 찾은 비율."),
+    "query_empty": ("Type what to search for first.", "검색할 내용을 먼저 입력하세요."),
     "nothing_found": ("Nothing found.", "찾은 것이 없습니다."),
     "retrieval_view_help": ("Each column is one retriever's list: dense by cosine similarity, keyword by BM25 score, "
                             "fused by reciprocal rank fusion of the two. The patterns use the list of the sidebar's "

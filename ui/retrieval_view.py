@@ -65,7 +65,10 @@ def retrieval_view(kb) -> None:
     query = mid.text_input(t("query"), key="kb_test_query")
     k = right.number_input("k", 1, 20, 3, key="kb_test_k")
     st.caption(t("retrieval_view_help"))
-    if not (st.button(t("search"), key="kb_test_search") and query.strip()):
+    if not st.button(t("search"), key="kb_test_search"):
+        return
+    if not query.strip():
+        st.warning(t("query_empty"), icon="⚠️")
         return
     try:
         found = hybrid.search(kb, [collection], query, int(k), "hybrid", explain=True)
