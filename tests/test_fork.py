@@ -6,7 +6,7 @@ import pytest
 from helpers import kinds, run_script, web_down
 from langchain_core.messages import AIMessage
 from scripted import ScriptedChatModel
-from workflow_script import Script
+from workflow_script import Script, judged_document
 
 from core.config import load_settings
 from core.run.runner import resume, run
@@ -88,7 +88,7 @@ def test_adaptive_fork_at_the_router_takes_the_other_branch(s):
 
 def relevant_if_price_of_steak(messages):
     """Relevance by content: only the chunk holding the steak's price is relevant."""
-    return {"relevant": "yes" if "₩35,000" in messages[-1].content else "no"}
+    return {"relevant": "yes" if "₩35,000" in judged_document(messages) else "no"}
 
 
 def test_self_rag_fork_with_a_relevance_verdict_flipped_to_no_rewrites_and_searches_again(s):

@@ -115,3 +115,28 @@ def test_callers_on_several_threads_get_what_they_would_get_alone():
     for thread in threads:
         thread.join()
     assert together == alone
+
+
+@pytest.mark.real_model
+def test_the_graders_read_the_documents_and_the_answer_and_its_check_do_not_read_them_again():
+    """The pattern's own prompts share one prefix: relevance grades, then the answer, then its grounded check."""
+    from langchain_core.documents import Document
+
+    from core.prompts import answer_request, documents_system
+
+    docs = [Document(page_content=f"The bistro serves Special {i}, priced at {10000 + i * 1500} won, with house wine "
+                                  f"number {i}. Reservations for dish {i} close at {17 + i % 4} o'clock.",
+                     metadata={"source": "menu.md", "page": 1}) for i in range(1, 7)]
+    question = "What does Special 3 cost?"
+    model = EmbeddedChatModel(model_name=GEMMA, max_tokens=24, cache_mb=64)
+    PROMPT_CACHE.clear()
+    graders.grade_documents(model, question, docs, 1)
+    # an unrelated call in between: the documents' state must come back from the cache, not the live context
+    model.invoke([SystemMessage("Rewrite the question for a search engine."), HumanMessage(question)])
+    answer = model.invoke([SystemMessage(documents_system(docs)), HumanMessage(answer_request(question))])
+    meta = answer.response_metadata
+    assert meta["prompt_tokens"] > 4 * BLOCK  # the documents are most of the prompt ...
+    assert meta["prompt_eval_tokens"] <= 2 * BLOCK and meta["restored_prompt_tokens"] > 0  # ... and were not read again
+    restores = PROMPT_CACHE.stats.restores
+    graders.grade_grounded(model, docs, str(answer.content), question)
+    assert PROMPT_CACHE.stats.restores == restores  # the live context already held the documents

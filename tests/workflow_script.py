@@ -7,6 +7,7 @@ A value is one reply (always), a list (one per call, the last repeats) or a call
 ``script.log`` lists the roles in call order.
 """
 
+import re
 import threading
 
 from core import prompts
@@ -46,6 +47,13 @@ def role_of(messages) -> str:
         if system.startswith(prompt.split("{")[0][:60]):
             return role
     raise AssertionError(f"unknown prompt: {system[:80]!r}")
+
+
+def judged_document(messages) -> str:
+    """The document a per-document grader judges: it names "document [n]"; every document is in its system text."""
+    n = int(re.search(r"document \[(\d+)\]", str(messages[-1].content)).group(1))
+    block = str(messages[0].content).split("<documents>", 1)[1].rsplit("</documents>", 1)[0]
+    return re.split(r"\n\n(?=\[\d+\] )", block.strip("\n"))[n - 1]
 
 
 class Script:

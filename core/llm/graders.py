@@ -178,10 +178,6 @@ def _counted(runnable, total: int, progress: Callable[[int, int], None]):
     return RunnableLambda(call)
 
 
-def _doc(doc: Document) -> str:
-    return fence(doc.page_content)
-
-
 def _judge(task: str, question: str | None = None, documents: str = "", answer: str | None = None) -> str:
     """A grader's message: the data first (question, documents, answer), the check last.
 
@@ -253,16 +249,26 @@ def needs_retrieval(model, question: str, sources: list = ()) -> Outcome[Retriev
                    outcome.error)
 
 
+def _per_document(task: str, question: str, docs: list[Document]) -> list[str]:
+    """One grader message per document, each naming its document by number (the documents are in the system text).
+
+    Every retrieved document sits in the answer's own system text (``documents_system``), so the graders of
+    one question, the answer written from the documents they kept (when they kept all) and its grounded check
+    share that prefix: a local model reads the documents once instead of once a grader and again to answer.
+    """
+    return [_judge(task.format(n=n), question) + "\n" + P.DATA_NOTE for n in range(1, len(docs) + 1)]
+
+
 def grade_documents(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[Relevance]]:
     """Relevance yes/no per document, all at once. Fallback: yes (keep, rather than lose evidence)."""
-    humans = [_judge(P.RELEVANCE_SYSTEM, question, _doc(d)) for d in docs]
-    return ask_many(model, Relevance, P.GRADER_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
+    humans = _per_document(P.RELEVANCE_SYSTEM, question, docs)
+    return ask_many(model, Relevance, documents_system(docs), humans, Relevance(relevant="yes"), max_concurrency)
 
 
 def crag_grade(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[CragGrade]]:
     """correct / ambiguous / incorrect with confidence per document. Fallback: ambiguous, 0.5."""
-    humans = [_judge(P.CRAG_SYSTEM, question, _doc(d)) for d in docs]
-    return ask_many(model, CragGrade, P.GRADER_SYSTEM, humans, CragGrade(grade="ambiguous", confidence=0.5),
+    humans = _per_document(P.CRAG_SYSTEM, question, docs)
+    return ask_many(model, CragGrade, documents_system(docs), humans, CragGrade(grade="ambiguous", confidence=0.5),
                     max_concurrency)
 
 
