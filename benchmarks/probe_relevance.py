@@ -1,5 +1,6 @@
-"""Probe the per-document graders (Self-RAG's relevance, Corrective's correct / ambiguous / incorrect) on
-labelled documents, without running whole patterns.
+"""Probe the per-document graders on labelled documents, without running whole patterns: relevance as
+Agentic asks it (one document a call) and as Self-RAG asks it (all documents, then "document [n]"), and
+Corrective's correct / ambiguous / incorrect.
 
     python -m benchmarks.probe_relevance [--provider embedded] [--model NAME] [--data-dir DIR] [--every 2]
                                          [--limit N] [--json]
@@ -54,10 +55,12 @@ def probe(settings, every: int = 1, limit: int | None = None) -> dict:
     for item in items:
         docs, labels = labelled_documents(kb, item)
         relevance = graders.grade_documents(model, item["question"], docs, 1)
+        numbered = graders.grade_documents_for_answer(model, item["question"], docs, 1)
         crag = graders.crag_grade(model, item["question"], docs, 1)
-        for label, rel, grade in zip(labels, relevance, crag):
-            rows.append({"id": item["id"], "label": label, "relevant": rel.value.relevant, "crag": grade.value.grade,
-                         "fallback": rel.fallback or grade.fallback})
+        for label, rel, num, grade in zip(labels, relevance, numbered, crag):
+            rows.append({"id": item["id"], "label": label, "relevant": rel.value.relevant,
+                         "relevant_numbered": num.value.relevant, "crag": grade.value.grade,
+                         "fallback": rel.fallback or num.fallback or grade.fallback})
     positive = [r for r in rows if r["label"] == "relevant"]
     negative = [r for r in rows if r["label"] == "irrelevant"]
 
@@ -67,6 +70,8 @@ def probe(settings, every: int = 1, limit: int | None = None) -> dict:
     return {"model": getattr(model, "model_name", settings.model), "questions": len(items),
             "relevance: relevant judged yes": share(positive, lambda r: r["relevant"] == "yes"),
             "relevance: irrelevant judged no": share(negative, lambda r: r["relevant"] == "no"),
+            "numbered relevance: relevant judged yes": share(positive, lambda r: r["relevant_numbered"] == "yes"),
+            "numbered relevance: irrelevant judged no": share(negative, lambda r: r["relevant_numbered"] == "no"),
             "crag: relevant judged correct": share(positive, lambda r: r["crag"] == "correct"),
             "crag: relevant not judged incorrect": share(positive, lambda r: r["crag"] != "incorrect"),
             "crag: irrelevant judged incorrect": share(negative, lambda r: r["crag"] == "incorrect"),
@@ -89,7 +94,8 @@ def main() -> None:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return
     for row in report["rows"]:
-        print(f"{row['id']:12} {row['label']:10} relevant={row['relevant']:3} crag={row['crag']}")
+        print(f"{row['id']:12} {row['label']:10} relevant={row['relevant']:3} numbered={row['relevant_numbered']:3} "
+              f"crag={row['crag']}")
     print({k: v for k, v in report.items() if k != "rows"})
 
 

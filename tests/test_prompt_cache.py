@@ -130,7 +130,7 @@ def test_the_graders_read_the_documents_and_the_answer_and_its_check_do_not_read
     question = "What does Special 3 cost?"
     model = EmbeddedChatModel(model_name=GEMMA, max_tokens=24, cache_mb=64)
     PROMPT_CACHE.clear()
-    graders.grade_documents(model, question, docs, 1)
+    graders.grade_documents_for_answer(model, question, docs, 1)
     # an unrelated call in between: the documents' state must come back from the cache, not the live context
     model.invoke([SystemMessage("Rewrite the question for a search engine."), HumanMessage(question)])
     answer = model.invoke([SystemMessage(documents_system(docs)), HumanMessage(answer_request(question))])

@@ -21,7 +21,7 @@ ROLES = {
     "decompose": P.DECOMPOSE_SYSTEM,
     "synthesise": P.SYNTHESISE_SYSTEM,
     "retrieval": P.RETRIEVAL_NEED_SYSTEM,
-    "relevance": P.RELEVANCE_SYSTEM,
+    "relevance": (P.RELEVANCE_SYSTEM, P.NUMBERED_RELEVANCE_SYSTEM),
     "crag": P.CRAG_SYSTEM,
     "strip": P.STRIP_SYSTEM,
     "grounded": P.HALLUCINATION_SYSTEM,
@@ -44,14 +44,17 @@ def role_of(messages) -> str:
     if system == P.GRADER_SYSTEM or (system.startswith(prompts.ANSWER_SYSTEM[:60]) and "Task: " in last):
         system = last.rsplit("Task: ", 1)[-1]
     for role, prompt in ROLES.items():
-        if system.startswith(prompt.split("{")[0][:60]):
+        if any(system.startswith(p.split("{")[0][:60]) for p in (prompt if isinstance(prompt, tuple) else (prompt,))):
             return role
     raise AssertionError(f"unknown prompt: {system[:80]!r}")
 
 
 def judged_document(messages) -> str:
-    """The document a per-document grader judges: it names "document [n]"; every document is in its system text."""
-    n = int(re.search(r"document \[(\d+)\]", str(messages[-1].content)).group(1))
+    """The document a per-document grader judges: in its message, or named "document [n]" of its system text."""
+    numbered = re.search(r"document \[(\d+)\]", str(messages[-1].content))
+    if not numbered:
+        return str(messages[-1].content)
+    n = int(numbered.group(1))
     block = str(messages[0].content).split("<documents>", 1)[1].rsplit("</documents>", 1)[0]
     return re.split(r"\n\n(?=\[\d+\] )", block.strip("\n"))[n - 1]
 

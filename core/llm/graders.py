@@ -249,26 +249,42 @@ def needs_retrieval(model, question: str, sources: list = ()) -> Outcome[Retriev
                    outcome.error)
 
 
-def _per_document(task: str, question: str, docs: list[Document]) -> list[str]:
-    """One grader message per document, each naming its document by number (the documents are in the system text).
-
-    Every retrieved document sits in the answer's own system text (``documents_system``), so the graders of
-    one question, the answer written from the documents they kept (when they kept all) and its grounded check
-    share that prefix: a local model reads the documents once instead of once a grader and again to answer.
-    """
-    return [_judge(task.format(n=n), question) + "\n" + P.DATA_NOTE for n in range(1, len(docs) + 1)]
+def _doc(doc: Document) -> str:
+    return fence(doc.page_content)
 
 
 def grade_documents(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[Relevance]]:
-    """Relevance yes/no per document, all at once. Fallback: yes (keep, rather than lose evidence)."""
-    humans = _per_document(P.RELEVANCE_SYSTEM, question, docs)
+    """Relevance yes/no per document, all at once, each call reading its one document.
+
+    Fallback: yes (keep, rather than lose evidence). Calls over one document share their prefix with any
+    other grader of that document and question (Corrective's grade, another pattern's in Compare).
+    """
+    humans = [_judge(P.RELEVANCE_SYSTEM, question, _doc(d)) for d in docs]
+    return ask_many(model, Relevance, P.GRADER_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
+
+
+def grade_documents_for_answer(model, question: str, docs: list[Document],
+                               max_concurrency: int) -> list[Outcome[Relevance]]:
+    """``grade_documents`` laid out for the answer that follows: all documents first, each call naming its own.
+
+    Every call starts with the answer's system text (``documents_system``), so the grades, the answer over
+    the documents they kept (when they kept all) and its grounded check share that prefix: a local model
+    reads the documents once instead of once in the grades and again to answer. Use it where the answer is
+    written from these documents with ``documents_system`` (Self-RAG).
+    """
+    humans = [_judge(P.NUMBERED_RELEVANCE_SYSTEM.format(n=n), question) + "\n" + P.DATA_NOTE
+              for n in range(1, len(docs) + 1)]
     return ask_many(model, Relevance, documents_system(docs), humans, Relevance(relevant="yes"), max_concurrency)
 
 
 def crag_grade(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[CragGrade]]:
-    """correct / ambiguous / incorrect with confidence per document. Fallback: ambiguous, 0.5."""
-    humans = _per_document(P.CRAG_SYSTEM, question, docs)
-    return ask_many(model, CragGrade, documents_system(docs), humans, CragGrade(grade="ambiguous", confidence=0.5),
+    """correct / ambiguous / incorrect with confidence per document. Fallback: ambiguous, 0.5.
+
+    Each call reads its one document: Corrective answers from refined strips, not from these documents,
+    so the answer's layout would gain nothing, and this one shares the relevance grades' prefix.
+    """
+    humans = [_judge(P.CRAG_SYSTEM, question, _doc(d)) for d in docs]
+    return ask_many(model, CragGrade, P.GRADER_SYSTEM, humans, CragGrade(grade="ambiguous", confidence=0.5),
                     max_concurrency)
 
 

@@ -155,7 +155,8 @@ def select_sources(ctx: RunContext, state: SelfRagState) -> dict:
 
 def grade_documents(ctx: RunContext, state: SelfRagState) -> dict:
     docs = state.get("search_results", [])
-    outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency)
+    outcomes = graders.grade_documents_for_answer(ctx.grader, state["standalone_question"], docs,
+                                                  ctx.settings.max_concurrency)
     kept, events = [], []
     for doc, outcome in zip(docs, outcomes):
         verdict = outcome.value.relevant

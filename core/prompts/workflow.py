@@ -56,13 +56,17 @@ GRADER_SYSTEM = f"""You check retrieved documents and answers for a question-ans
 question, documents and answer given, then do the task written at the end, and reply with the verdict only. \
 {DATA_NOTE}"""
 
-# the per-document graders read every retrieved document in the answer's system text (the prefix the answer
-# and the grounded check share, so a local model reads the documents once) and name the one they judge
-RELEVANCE_SYSTEM = f"""Judge whether document [{{n}}] contains information relevant to the question. \
+RELEVANCE_SYSTEM = f"""Judge whether the document contains information relevant to the question. \
+Answer yes if it mentions the subject of the question or facts that help answer it, otherwise no. \
+{DATA_NOTE}"""
+
+# the same check when every retrieved document is in the answer's system text (Self-RAG: the prefix its
+# answer and grounded check share, so a local model reads the documents once): it names the one it judges
+NUMBERED_RELEVANCE_SYSTEM = f"""Judge whether document [{{n}}] contains information relevant to the question. \
 Answer yes if it mentions the subject of the question or facts that help answer it, otherwise no. \
 Judge document [{{n}}] only. {DATA_NOTE}"""
 
-CRAG_SYSTEM = f"""Judge how well document [{{n}}] supports answering the question (judge that document only).
+CRAG_SYSTEM = f"""Judge how well the retrieved document supports answering the question.
 - correct: it clearly contains the facts needed
 - ambiguous: it is related but only partly answers, or you are unsure
 - incorrect: it is about something else
