@@ -1,5 +1,5 @@
 """Graph extraction cost per chunk: the old format (one chunk per call, long keys) against the new one
-(CHUNKS_PER_CALL numbered chunks per call, ``{"c1": [{"s", "r", "o"}], "c2": ...}``), on the sample collections.
+(CHUNKS_PER_CALL numbered chunks per call, ``{"t": [{"c", "s", "r", "o"}]}``), on the sample collections.
 
     python -m benchmarks.graph_extraction [--model qwen2.5-coder-1.5b-instruct] [--collections a,b] [--json]
 

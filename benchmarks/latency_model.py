@@ -95,7 +95,6 @@ HAPPY = {
     "Relevance": {"relevant": "yes"}, "CragGrade": {"grade": "ambiguous", "confidence": 0.6},
     "Grounded": {"grounded": "yes"}, "Usefulness": {"useful": "yes", "score": 5},
     "Rewrite": {"question": "스테이크 가격"},
-    # a list for each of up to four chunks (a call over fewer ignores the rest)
-    "BatchExtraction": {f"c{n}": [{"s": "시그니처 스테이크", "r": "가격", "o": "₩35,000"}] for n in range(1, 5)},
+    "BatchExtraction": {"t": [{"c": 1, "s": "시그니처 스테이크", "r": "가격", "o": "₩35,000"}]},
     "QuestionEntities": {"entities": ["시그니처 스테이크"]},
 }

@@ -26,21 +26,12 @@ def read_wine_chunk(text: str) -> dict:
 
 
 def read_batch(human: str) -> dict:
-    """The compact answer of a perfect extractor over one call's numbered chunks: a list of facts per chunk.
-
-    The schema asks for at least one fact a chunk: one without a wine says what the chunk is about.
-    """
-    answer = {}
+    """The compact answer of a perfect extractor over one call's numbered chunks (each triple names its chunk)."""
+    triples = []
     for number, text in re.findall(r"Chunk (\d+):\n(.*?)(?=\n\nChunk \d+:\n|\Z)", human, re.S):
-        facts = [{"s": r["source"], "r": r["relation"], "o": r["target"]} for r in read_wine_chunk(text)["relations"]]
-        answer[f"c{number}"] = facts or [about(text)]
-    return answer
-
-
-def about(chunk: str) -> dict:
-    """The one fact a perfect extractor writes for a chunk with nothing else: its heading belongs to the list."""
-    heading = next((line.lstrip("# ").strip() for line in chunk.splitlines() if line.startswith("#")), "와인 리스트")
-    return {"s": heading[:30] or "와인 리스트", "r": "소속", "o": "라 포레스타"}
+        triples += [{"c": int(number), "s": r["source"], "r": r["relation"], "o": r["target"]}
+                    for r in read_wine_chunk(text)["relations"]]
+    return {"t": triples}
 
 
 def calls_for(chunks: int) -> int:

@@ -36,20 +36,18 @@ def _starts(system: str, prompt: str) -> bool:
 
 def _wine_triples(text: str) -> dict:
     """What a perfect extractor reads off one call's numbered wine-list chunks: each wine and its dishes."""
-    facts: dict[str, list] = {}
-    wine, chunk = None, ""
+    triples, wine, chunk = [], None, 0
     for line in text.splitlines():
         if line.startswith("Chunk ") and line.rstrip(":")[6:].isdigit():
-            chunk, wine = f"c{line.rstrip(':')[6:]}", None
-            facts[chunk] = []
+            chunk, wine, count = int(line.rstrip(":")[6:]), None, 0
         elif line.startswith("## ") and line[3:4].isdigit():
             wine = line.split(". ", 1)[-1].strip()
         elif wine and line.startswith("- 어울리는 음식:"):
             for dish in (d.strip() for d in line.split(":", 1)[1].split(",")):
-                if dish and len(facts[chunk]) < 5:  # at most five facts a chunk, as the extraction asks
-                    facts[chunk].append({"s": wine, "r": "어울리는 음식", "o": dish})
-    # the schema asks for at least one fact a chunk: a chunk without a wine names its list
-    return {key: found or [{"s": "라 포레스타", "r": "목록", "o": "와인 리스트"}] for key, found in facts.items()}
+                if dish and count < 5:  # at most five facts a chunk, as the extraction asks
+                    triples.append({"c": chunk, "s": wine, "r": "어울리는 음식", "o": dish})
+                    count += 1
+    return {"t": triples}
 
 
 def _every_strip(messages) -> dict:

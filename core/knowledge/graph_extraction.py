@@ -1,19 +1,17 @@
 """Entity–relation extraction for Graph RAG: several chunks per call, a compact output, provenance per chunk.
 
 One call reads ``CHUNKS_PER_CALL`` numbered chunks after a fixed instruction text and answers
-``{"c1": [{"s": source, "r": relation, "o": target}, ...], "c2": [...], ...}`` under a JSON-schema
-grammar with one required list per chunk, in order, of 1 to ``MAX_RELATIONS_PER_CHUNK`` facts: each
-fact is attributed to the chunk it was read from, and no chunk can be skipped (with one flat list of
-facts naming their chunk, a small model wrote one or two facts for the whole call). Instructions first,
-chunks last, so every call shares its prefix (the prompt-state cache of the embedded model reads it
-once), and one instruction text serves four chunks instead of one.
+``{"t": [{"c": 2, "s": source, "r": relation, "o": target}, ...]}`` under a JSON-schema grammar in
+which ``c`` can only be one of the call's chunk numbers: each triple is attributed to the chunk it was
+read from. Instructions first, chunks last, so every call shares its prefix (the prompt-state cache of
+the embedded model reads it once), and one instruction text serves four chunks instead of one.
 """
 
 from __future__ import annotations
 
 import functools
 from concurrent.futures import as_completed
-from typing import Annotated
+from typing import Annotated, Literal
 
 import networkx as nx
 from langchain_core.documents import Document
@@ -39,33 +37,27 @@ def first(limit: int) -> BeforeValidator:
 
 
 class Triple(BaseModel):
-    """One fact: source, relation, target (short keys: fewer tokens to write)."""
+    """One fact: chunk number in the call, source, relation, target (short keys: fewer tokens to write)."""
 
+    c: int
     s: Annotated[str, Field(max_length=NAME_CHARS), cut(NAME_CHARS)]
     r: Annotated[str, Field(max_length=RELATION_CHARS), cut(RELATION_CHARS)]
     o: Annotated[str, Field(max_length=NAME_CHARS), cut(NAME_CHARS)]
 
 
 class BatchExtraction(BaseModel):
-    """The facts of the numbered chunks of one call: fields ``c1``, ``c2``... (see ``batch_schema``)."""
+    """The facts of the numbered chunks of one call."""
 
-
-def chunk_key(number: int) -> str:
-    return f"c{number}"
+    t: list[Triple]
 
 
 @functools.cache
 def batch_schema(chunks: int) -> type[BatchExtraction]:
-    """The schema of a call over ``chunks`` chunks: one required list per chunk, 1 to 5 facts each."""
-    facts = Annotated[list[Triple], Field(min_length=1, max_length=MAX_RELATIONS_PER_CHUNK),
-                      first(MAX_RELATIONS_PER_CHUNK)]
+    """The schema of a call over ``chunks`` chunks: ``c`` is one of 1..chunks, at most 5 facts a chunk."""
+    most = MAX_RELATIONS_PER_CHUNK * chunks
+    triple = create_model("Triple", __base__=Triple, c=(Literal[tuple(range(1, chunks + 1))], ...))
     return create_model("BatchExtraction", __base__=BatchExtraction,
-                        **{chunk_key(n): (facts, ...) for n in range(1, chunks + 1)})
-
-
-def no_facts(chunks: int) -> BatchExtraction:
-    """The fallback of a failed call: nothing for any chunk (built without the schema's one-fact minimum)."""
-    return batch_schema(chunks).model_construct(**{chunk_key(n): [] for n in range(1, chunks + 1)})
+                        t=(Annotated[list[triple], Field(max_length=most), first(most)], ...))
 
 
 def extraction_system() -> str:
@@ -78,14 +70,18 @@ def batch_message(docs: list[Document]) -> str:
 
 
 def triples_by_chunk(value: BatchExtraction, count: int) -> list[list[Triple]]:
-    """The call's triples, one list per chunk in order, 5 at most each."""
-    return [list(getattr(value, chunk_key(n), []))[:MAX_RELATIONS_PER_CHUNK] for n in range(1, count + 1)]
+    """The call's triples split by the chunk they name (a number out of range is dropped), 5 at most each."""
+    per_chunk: list[list[Triple]] = [[] for _ in range(count)]
+    for triple in value.t:
+        if 1 <= triple.c <= count and len(per_chunk[triple.c - 1]) < MAX_RELATIONS_PER_CHUNK:
+            per_chunk[triple.c - 1].append(triple)
+    return per_chunk
 
 
 def extract_batch(model, docs: list[Document]) -> tuple[list[list[Triple]], str]:
     """One call over up to CHUNKS_PER_CALL chunks (one retry on a parse failure): triples per chunk, error."""
-    outcome = graders.ask(model, batch_schema(len(docs)), extraction_system(), batch_message(docs),
-                          no_facts(len(docs)))
+    schema = batch_schema(len(docs))
+    outcome = graders.ask(model, schema, extraction_system(), batch_message(docs), schema(t=[]))
     return triples_by_chunk(outcome.value, len(docs)), outcome.error if outcome.fallback else ""
 
 

@@ -99,9 +99,9 @@ GRAPH_EXTRACT_SYSTEM = f"""Extract facts for a knowledge graph from the numbered
 (source entity, relation, target entity). Entities are names written in the text: people, \
 organisations, products, places, laws, programmes, technologies, quantities, prices, targets, dates. \
 Copy each name exactly as it is written. The relation is a short phrase in the language of the \
-chunk, for example 가격, 목표, 출범, 소속, part of, located in. Give 1 to {{per_chunk}} facts for every chunk, \
-the most important first. Answer with JSON, one list per chunk in order: {{{{"c1": [{{{{"s": source, \
-"r": relation, "o": target}}}}, ...], "c2": [...], ...}}}}. {DATA_NOTE}"""
+chunk, for example 가격, 목표, 출범, 소속, part of, located in. Give at most {{per_chunk}} facts per chunk, \
+the most important first. Answer with JSON {{{{"t": [{{{{"c": chunk number, "s": source, "r": relation, \
+"o": target}}}}, ...]}}}}. {DATA_NOTE}"""
 
 GRAPH_ENTITIES_SYSTEM = """List the named entities the question asks about (people, \
 organisations, products, places, countries, laws, programmes, technologies), copied as written in \
