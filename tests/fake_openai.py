@@ -18,8 +18,11 @@ MODEL = "local-model"
 
 
 class FakeOpenAI:
-    def __init__(self, responder: Callable[[list[dict]], str]):
+    def __init__(self, responder: Callable[[list[dict]], str], logprobs: Callable[[list[dict]], list] | str | None = None):
         self.responder = responder
+        # optional: (messages) -> [{"token", "logprob"}, ...], the first reply token's top logprobs, sent when a
+        # request asks for logprobs (as OpenAI and vLLM do); "error": such a request gets HTTP 500; None: ignored
+        self.logprobs = logprobs
         self.requests: list[dict] = []
         server = self
 
@@ -44,6 +47,10 @@ class FakeOpenAI:
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 server.requests.append(body)
+                if body.get("logprobs") and server.logprobs == "error":  # as llama-cpp-python's server without logits_all
+                    self._send(500, {"error": {"message": "logprobs is not supported for models created with "
+                                                          "logits_all=False"}})
+                    return
                 text = server.responder(body.get("messages") or [])
                 forced = (body.get("tool_choice") or {}) if isinstance(body.get("tool_choice"), dict) else {}
                 name = (forced.get("function") or {}).get("name")
@@ -53,9 +60,12 @@ class FakeOpenAI:
                 if body.get("stream"):
                     self._stream(message)
                 else:
+                    choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if name else "stop"}
+                    if body.get("logprobs") and server.logprobs:
+                        top = server.logprobs(body.get("messages") or [])
+                        choice["logprobs"] = {"content": [{**top[0], "top_logprobs": top}]}
                     self._send(200, {"id": "c1", "object": "chat.completion", "created": int(time.time()), "model": MODEL,
-                                     "choices": [{"index": 0, "message": message,
-                                                  "finish_reason": "tool_calls" if name else "stop"}],
+                                     "choices": [choice],
                                      "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
 
             def _stream(self, message: dict) -> None:

@@ -11,7 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
@@ -88,3 +88,38 @@ class ScriptedChatModel(BaseChatModel):
             return data
 
         return self | RunnableLambda(parse)
+
+
+class ProbabilityChatModel(ScriptedChatModel):
+    """A scripted model that also gives verdict probabilities, as the embedded model does.
+
+    ``probabilities(messages, words) -> {word: p}`` answers every ``bind(verdict_words=...)`` call (a dict
+    or None: None is a reply without probabilities); other calls take the scripted replies as usual.
+    """
+
+    verdict_probabilities: ClassVar[bool] = True
+    probabilities: Callable[[list[BaseMessage], list[str]], Any] | None = None
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        words = kwargs.get("verdict_words")
+        if not words:
+            return super()._generate(messages, stop, run_manager, **kwargs)
+        with self._lock:
+            self._calls.append(messages)
+        given = self.probabilities(messages, list(words)) if self.probabilities else None
+        meta = {}
+        if given is not None:
+            total = sum(given.get(w, 0.0) for w in words) or 1.0
+            meta["verdict_probabilities"] = {"probabilities": {w: given.get(w, 0.0) / total for w in words},
+                                             "mass": total}
+        message = AIMessage(content=max(words, key=lambda w: (given or {}).get(w, 0.0)), response_metadata=meta,
+                            usage_metadata={"input_tokens": 10, "output_tokens": 1, "total_tokens": 11})
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs):
+        if not kwargs.get("verdict_words"):  # a run streams every call it can: a verdict is one chunk
+            yield from super()._stream(messages, stop, run_manager, **kwargs)
+            return
+        message = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
+        yield ChatGenerationChunk(message=AIMessageChunk(content=message.content, usage_metadata=message.usage_metadata,
+                                                         response_metadata=message.response_metadata))

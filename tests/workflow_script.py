@@ -23,7 +23,7 @@ ROLES = {
     "retrieval": P.RETRIEVAL_NEED_SYSTEM,
     "relevance": (P.RELEVANCE_SYSTEM, P.NUMBERED_RELEVANCE_SYSTEM),
     "crag": P.CRAG_SYSTEM,
-    "strip": P.STRIP_SYSTEM,
+    "strip": (P.STRIP_SYSTEM, P.STRIP_ONE_SYSTEM),
     "grounded": P.HALLUCINATION_SYSTEM,
     "usefulness": P.USEFULNESS_SYSTEM,
     "rewrite": P.REWRITE_VECTOR_SYSTEM,

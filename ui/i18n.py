@@ -308,6 +308,7 @@ STRINGS = {
     "col_target": ("target", "대상"),
     "col_verdict": ("verdict", "판정"),
     "col_score": ("score", "점수"),
+    "col_p": ("p vs threshold", "확률 대 기준값"),
     "col_reason": ("reason", "이유"),
     # compare: the slow patterns
     "slow_patterns": ("Pre-selected: the fast patterns. Slow ones (minutes on the built-in model), add them if you "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.llm.verdicts import probability_text
 from core.runtime.trace import budgets, other_counters, target_text
 from core.studio.export import TRACE_COLUMNS
 from core.studio.render import plain_markdown
@@ -23,6 +24,8 @@ def cell(event: dict, column: str) -> str:
     value = event.get(column)
     if value is None or value == "":
         return ""
+    if column == "p":
+        return probability_text(event)
     if column == "score":
         return _score(value)
     if column == "kind":

@@ -1,18 +1,18 @@
 """Command line: python -m core doctor | ingest | collections | search | ask | resume | steps | fork | threads
-| prune | eval | bench | patterns | verify | migrate | questions | advise. Each group of commands is a module of
-core.cli; this one only dispatches."""
+| prune | eval | bench | patterns | verify | grade | calibrate | migrate | questions | advise. Each group of
+commands is a module of core.cli; this one only dispatches."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from core.cli import admin, advise, knowledge, runs, studio
+from core.cli import admin, advise, grading, knowledge, runs, studio
 from core.config import PROVIDERS, load_settings
 
-GROUPS = (admin, knowledge, runs, studio, advise)
+GROUPS = (admin, knowledge, runs, studio, advise, grading)
 # these also take --provider / --model after the command
-LATE_OPTIONS = ("ask", "resume", "fork", "eval", "verify", "questions", "advise")
+LATE_OPTIONS = ("ask", "resume", "fork", "eval", "verify", "questions", "advise", "grade", "calibrate")
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict]:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
@@ -43,6 +43,7 @@ from core.llm.llama_runtime import prepare_llama_cpp
 from core.llm.model_files import Progress, embedded_model
 from core.llm.prompt_cache import PromptStateCache, attach
 from core.llm.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
+from core.llm.verdicts import reading_from_logits, word_variants
 
 N_CTX = 8192
 _llama_lock = threading.RLock()  # llama.cpp contexts are not re-entrant: one call at a time
@@ -108,6 +109,17 @@ def _grammar(schema_json: str):
     return LlamaGrammar.from_string(schema_to_gbnf(json.loads(schema_json)), verbose=False)
 
 
+@lru_cache(maxsize=256)
+def _first_tokens(llama, words: tuple[str, ...]) -> dict[str, frozenset[int]]:
+    """The tokens each verdict word's reply may start with, exclusive to that word (per loaded model)."""
+    starts: dict[str, set[int]] = {}
+    for word in words:
+        starts[word] = {ids[0] for form in word_variants(word)
+                        if (ids := llama.tokenize(form.encode(), add_bos=False, special=False))}
+    shared = {t for w in words for t in starts[w] if any(t in starts[o] for o in words if o != w)}
+    return {w: frozenset(ids - shared) for w, ids in starts.items()}  # a token that starts two words tells nothing
+
+
 class _Perf:
     """Prompt tokens evaluated vs. taken from the prefix cache, and timings, from llama.cpp's counters."""
 
@@ -141,6 +153,7 @@ class EmbeddedChatModel(BaseChatModel):
     model_path: str | None = None  # a GGUF to use instead of the named model's file
     model_cache_dir: str | None = None  # where split models are assembled (default: the user cache)
     cache_mb: int = DEFAULT_CACHE_MB  # the prompt-state cache's cap (process-wide; the latest call's value holds)
+    verdict_probabilities: ClassVar[bool] = True  # ``bind(verdict_words=[...])`` reads a verdict's probabilities
 
     @property
     def _llm_type(self) -> str:
@@ -185,10 +198,12 @@ class EmbeddedChatModel(BaseChatModel):
         return to_chat_messages(msgs), schema, mode, tools
 
     def _call(self, llama, turns: list[dict], schema: dict | None, stream: bool, max_tokens: int | None,
-              stop: list[str] | None = None):
+              stop: list[str] | None = None, logits_processor: list | None = None):
         """Run llama.cpp: the GGUF's chat template when it has one, else a plain transcript."""
         common = {"temperature": self.temperature, "max_tokens": min(max_tokens or self.max_tokens, N_CTX),
                   "repeat_penalty": self.repeat_penalty, "stream": stream, "stop": list(stop or [])}
+        if logits_processor:
+            common["logits_processor"] = logits_processor
         if schema is not None:
             common["grammar"] = _grammar(json.dumps(schema, sort_keys=True))
         try:
@@ -226,8 +241,39 @@ class EmbeddedChatModel(BaseChatModel):
 
     # -- LangChain hooks
 
+    def _verdict(self, messages: list[BaseMessage], words: list[str]) -> ChatResult:
+        """One forward pass over the prompt; the verdict words' probabilities at the reply's first token.
+
+        The logits are copied as the first token is sampled (a logits processor sees them before the grammar
+        and penalties): those of the prompt's last token, so nothing is decoded but that one token.
+        """
+        turns = to_chat_messages(messages)
+        seen: list = []
+
+        def capture(_input_ids, logits):
+            if not seen:
+                seen.append(logits.copy())
+            return logits
+
+        with _llama_lock:
+            llama = self._llama()
+            perf = _Perf(llama)
+            raw, _kind = self._call(llama, turns, None, False, 1, logits_processor=[capture])
+            timing = perf.read()
+            _finish_call(llama, timing)
+            firsts = _first_tokens(llama, tuple(words))
+        reading = reading_from_logits(seen[0], firsts) if seen else None
+        meta = self._metadata(raw["choices"][0].get("finish_reason"), timing)
+        if reading:
+            meta["verdict_probabilities"] = {"probabilities": reading.probabilities, "mass": reading.mass}
+        best = max(reading.probabilities, key=reading.probabilities.get) if reading else ""
+        message = AIMessage(content=best, usage_metadata=self._usage(raw), response_metadata=meta)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
     def _generate(self, messages: list[BaseMessage], stop=None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        if kwargs.get("verdict_words"):
+            return self._verdict(messages, list(kwargs["verdict_words"]))
         turns, schema, mode, tools = self._prepare(messages, kwargs)
         with _llama_lock:
             llama = self._llama()
@@ -249,7 +295,7 @@ class EmbeddedChatModel(BaseChatModel):
     def _stream(self, messages: list[BaseMessage], stop=None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         turns, schema, mode, _tools = self._prepare(messages, kwargs)
-        if mode != "text":  # JSON is only useful whole: generate, then emit one chunk
+        if mode != "text" or kwargs.get("verdict_words"):  # JSON or a verdict is only useful whole: one chunk
             result = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
             yield ChatGenerationChunk(message=AIMessageChunk(
                 content=result.content, tool_calls=result.tool_calls, invalid_tool_calls=result.invalid_tool_calls,

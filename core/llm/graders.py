@@ -21,6 +21,8 @@ from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, Field, create_model
 
 from core.llm.structured import REFUSALS, structured
+from core.llm.thresholds import Thresholds, model_key, thresholds_for
+from core.llm.verdicts import Reading, probability_text, read_verdict
 from core.prompts import documents_system, fence
 from core.prompts import workflow as P
 
@@ -104,9 +106,30 @@ class Rewrite(BaseModel):
 
 @dataclass
 class Outcome(Generic[T]):
+    """A verdict, how it was read (``probability``: from the model's token probabilities against
+    ``threshold``; ``text``: the verdict the model wrote), and the fallback's error if it applied."""
+
     value: T
     fallback: bool = False
     error: str = ""
+    p: float | list[float] | None = None  # a list for verdicts over several items (knowledge strips)
+    threshold: float | list[float] | None = None
+    method: str = "text"
+
+    def trace_fields(self) -> dict:
+        """What the trace records of how the verdict was read."""
+        if self.method != "probability":
+            return {"method": "text"}
+        p = [round(x, 3) for x in self.p] if isinstance(self.p, list) else round(self.p, 3)
+        return {"method": "probability", "p": p, "threshold": self.threshold}
+
+    def reading(self) -> str:
+        """How the decision was read: ``0.81 ≥ 0.62`` (probability), "" for a written verdict."""
+        return probability_text(self.trace_fields())
+
+    def why(self) -> str | None:
+        """The trace's reason for this verdict: the parse error of a fallback, if one applied."""
+        return self.error or None
 
 
 def _messages(system: str, human: str) -> list:
@@ -178,6 +201,63 @@ def _counted(runnable, total: int, progress: Callable[[int, int], None]):
     return RunnableLambda(call)
 
 
+# ---------------------------------------------------------------- probability verdicts
+
+YES_NO = ["yes", "no"]
+ONE_WORD = "\nAnswer with one word: {words}."
+
+
+def _one_word(human: str, words: list[str]) -> str:
+    return human + ONE_WORD.format(words=", ".join(words[:-1]) + " or " + words[-1])
+
+
+def default_thresholds(model) -> Thresholds:
+    """The thresholds for a model when the caller has none (shipped or generic; no store read)."""
+    return thresholds_for(None, model_key(model))
+
+
+def read_many(model, system: str, humans: list[str], words: list[str],
+              max_concurrency: int = 1) -> list[Reading | None]:
+    """``words``' probabilities for each message, concurrently; None where the provider gives none.
+
+    A reply that cannot be read is a None (the caller falls back to the written verdict); provider
+    errors (connection, auth, timeout) propagate as in ``ask``.
+    """
+    if not humans:
+        return []
+
+    def one(human: str) -> Reading | None:
+        try:
+            return read_verdict(model, _messages(system, _one_word(human, words)), words)
+        except PARSE_ERRORS:
+            return None
+
+    runnable = RunnableLambda(one)
+    results = runnable.batch(humans, config={"max_concurrency": max(1, max_concurrency)}, return_exceptions=True)
+    for r in results:
+        if isinstance(r, Exception):
+            raise r
+    return results
+
+
+def _binary_many(model, system: str, humans: list[str], grader: str, thresholds: Thresholds | None,
+                 schema: type[T], make: Callable[[bool], T], fallback: T, max_concurrency: int,
+                 text_humans: list[str] | None = None) -> list[Outcome[T]]:
+    """yes/no verdicts read as p(yes) ≥ the grader's threshold; the written verdict where p cannot be read."""
+    cut = (thresholds or default_thresholds(model)).cut(grader)
+    readings = read_many(model, system, humans, YES_NO, max_concurrency)
+    outcomes: list[Outcome[T] | None] = [
+        Outcome(make(r.p("yes") >= cut), p=r.p("yes"), threshold=round(cut, 3), method="probability") if r else None
+        for r in readings]
+    missing = [i for i, o in enumerate(outcomes) if o is None]
+    if missing:
+        texts = text_humans or humans
+        for i, outcome in zip(missing, ask_many(model, schema, system, [texts[i] for i in missing], fallback,
+                                                max_concurrency)):
+            outcomes[i] = outcome
+    return outcomes
+
+
 def _judge(task: str, question: str | None = None, documents: str = "", answer: str | None = None) -> str:
     """A grader's message: the data first (question, documents, answer), the check last.
 
@@ -234,16 +314,28 @@ def decompose(model, question: str, max_parts: int = 3) -> Outcome[SubQuestions]
     return outcome
 
 
-def needs_retrieval(model, question: str, sources: list = ()) -> Outcome[RetrievalNeed]:
+def needs_retrieval(model, question: str, sources: list = (),
+                    thresholds: Thresholds | None = None) -> Outcome[RetrievalNeed]:
     """yes / no, with the kind of message that decided it. Fallback: yes (looking up is the safe default).
 
     The model classifies the message (lookup / small talk / general knowledge) rather than answering
     yes/no: asked "does this need looking up?", Qwen2.5 1.5B said "no" to 9 of the built-in set's 37 factual
     questions; with the named kinds it got 39 of the 41 scored questions right (benchmarks/probe_decisions.py).
-    The collections are listed so the model knows what "looking up" would find.
+    With probabilities, p = p(lookup) among the three kinds decides against the ``retrieve`` threshold, as
+    Self-RAG's paper thresholds p(Retrieve). The collections are listed so the model knows what looking up
+    would find.
     """
     system = P.RETRIEVAL_NEED_SYSTEM.format(sources=_source_lines(sources))
-    outcome = ask(model, MessageKind, system, f"Message: {question}", MessageKind(kind="lookup"))
+    human = f"Message: {question}"
+    kinds = ["lookup", "small_talk", "general_knowledge"]
+    reading = read_many(model, system, [human], kinds)[0]
+    if reading is not None:
+        cut = (thresholds or default_thresholds(model)).cut("retrieve")
+        p = reading.p("lookup")
+        kind = "lookup" if p >= cut else max(kinds[1:], key=reading.p)
+        return Outcome(RetrievalNeed(retrieve="yes" if kind == "lookup" else "no", kind=kind), p=p,
+                       threshold=round(cut, 3), method="probability")
+    outcome = ask(model, MessageKind, system, human, MessageKind(kind="lookup"))
     kind = outcome.value.kind
     return Outcome(RetrievalNeed(retrieve="yes" if kind == "lookup" else "no", kind=kind), outcome.fallback,
                    outcome.error)
@@ -253,18 +345,25 @@ def _doc(doc: Document) -> str:
     return fence(doc.page_content)
 
 
-def grade_documents(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[Relevance]]:
+def _relevance(yes: bool) -> Relevance:
+    return Relevance(relevant="yes" if yes else "no")
+
+
+def grade_documents(model, question: str, docs: list[Document], max_concurrency: int,
+                    thresholds: Thresholds | None = None) -> list[Outcome[Relevance]]:
     """Relevance yes/no per document, all at once, each call reading its one document.
 
-    Fallback: yes (keep, rather than lose evidence). Calls over one document share their prefix with any
-    other grader of that document and question (Corrective's grade, another pattern's in Compare).
+    p(yes) against the ``relevance`` threshold where the provider gives probabilities, else the written
+    verdict. Fallback: yes (keep, rather than lose evidence). Calls over one document share their prefix with
+    any other grader of that document and question (Corrective's grade, another pattern's in Compare).
     """
     humans = [_judge(P.RELEVANCE_SYSTEM, question, _doc(d)) for d in docs]
-    return ask_many(model, Relevance, P.GRADER_SYSTEM, humans, Relevance(relevant="yes"), max_concurrency)
+    return _binary_many(model, P.GRADER_SYSTEM, humans, "relevance", thresholds, Relevance, _relevance,
+                        Relevance(relevant="yes"), max_concurrency)
 
 
-def grade_documents_for_answer(model, question: str, docs: list[Document],
-                               max_concurrency: int) -> list[Outcome[Relevance]]:
+def grade_documents_for_answer(model, question: str, docs: list[Document], max_concurrency: int,
+                               thresholds: Thresholds | None = None) -> list[Outcome[Relevance]]:
     """``grade_documents`` laid out for the answer that follows: all documents first, each call naming its own.
 
     Every call starts with the answer's system text (``documents_system``), so the grades, the answer over
@@ -274,18 +373,39 @@ def grade_documents_for_answer(model, question: str, docs: list[Document],
     """
     humans = [_judge(P.NUMBERED_RELEVANCE_SYSTEM.format(n=n), question) + "\n" + P.DATA_NOTE
               for n in range(1, len(docs) + 1)]
-    return ask_many(model, Relevance, documents_system(docs), humans, Relevance(relevant="yes"), max_concurrency)
+    return _binary_many(model, documents_system(docs), humans, "relevance_numbered", thresholds, Relevance,
+                        _relevance, Relevance(relevant="yes"), max_concurrency)
 
 
-def crag_grade(model, question: str, docs: list[Document], max_concurrency: int) -> list[Outcome[CragGrade]]:
+def crag_grade(model, question: str, docs: list[Document], max_concurrency: int,
+               thresholds: Thresholds | None = None) -> list[Outcome[CragGrade]]:
     """correct / ambiguous / incorrect with confidence per document. Fallback: ambiguous, 0.5.
 
-    Each call reads its one document: Corrective answers from refined strips, not from these documents,
-    so the answer's layout would gain nothing, and this one shares the relevance grades' prefix.
+    As CRAG's evaluator: one relevance score, p(yes) of the relevance question, and two thresholds: at or
+    above the upper one correct, below the lower one incorrect, between them ambiguous. It is the very call
+    ``grade_documents`` makes, so in Compare a document graded for a question is read once. Where the
+    provider gives no probabilities the model writes its grade and confidence (``CRAG_SYSTEM``).
+    Each call reads its one document: Corrective answers from refined strips, not from these documents.
     """
-    humans = [_judge(P.CRAG_SYSTEM, question, _doc(d)) for d in docs]
-    return ask_many(model, CragGrade, P.GRADER_SYSTEM, humans, CragGrade(grade="ambiguous", confidence=0.5),
-                    max_concurrency)
+    lower, upper = (thresholds or default_thresholds(model)).band("crag")
+    humans = [_judge(P.RELEVANCE_SYSTEM, question, _doc(d)) for d in docs]
+    readings = read_many(model, P.GRADER_SYSTEM, humans, YES_NO, max_concurrency)
+    outcomes: list[Outcome[CragGrade] | None] = []
+    for r in readings:
+        if r is None:
+            outcomes.append(None)
+            continue
+        p = r.p("yes")
+        grade = "correct" if p >= upper else "incorrect" if p < lower else "ambiguous"
+        outcomes.append(Outcome(CragGrade(grade=grade, confidence=round(p, 3)), p=p,
+                                threshold=[round(lower, 3), round(upper, 3)], method="probability"))
+    missing = [i for i, o in enumerate(outcomes) if o is None]
+    written = ask_many(model, CragGrade, P.GRADER_SYSTEM, [_judge(P.CRAG_SYSTEM, question, _doc(docs[i]))
+                                                          for i in missing],
+                       CragGrade(grade="ambiguous", confidence=0.5), max_concurrency)
+    for i, outcome in zip(missing, written):
+        outcomes[i] = outcome
+    return outcomes
 
 
 class StripVerdicts(BaseModel):
@@ -300,22 +420,34 @@ def _strip_schema(n: int) -> type[StripVerdicts]:
                         verdicts=(list[Literal["yes", "no"]], Field(min_length=n, max_length=n)))
 
 
-def grade_strips(model, question: str, strips_per_doc: list[list[str]],
-                 max_concurrency: int) -> list[Outcome[StripVerdicts]]:
-    """Relevance of each sentence strip: one batched call per document, documents concurrently.
+def grade_strips(model, question: str, strips_per_doc: list[list[str]], max_concurrency: int,
+                 thresholds: Thresholds | None = None) -> list[Outcome[StripVerdicts]]:
+    """Relevance of each sentence strip, per document.
 
-    Fallback: every strip of that document kept (losing evidence is worse than keeping a sentence).
+    With probabilities: one call per strip, each after the same numbered list of the document's strips and
+    naming its own (they share that prefix), p(yes) against the ``strip`` threshold. Otherwise one written
+    call per document listing a verdict per strip. Fallback: every strip of that document kept (losing
+    evidence is worse than keeping a sentence).
     """
+    cut = (thresholds or default_thresholds(model)).cut("strip")
     outcomes: list[Outcome[StripVerdicts] | None] = [None] * len(strips_per_doc)
-    by_size: dict[int, list[int]] = {}
     for i, strips in enumerate(strips_per_doc):
-        if strips:
-            by_size.setdefault(len(strips), []).append(i)
-        else:
+        if not strips:
             outcomes[i] = Outcome(StripVerdicts(verdicts=[]))
+            continue
+        listed = _numbered_strips(strips)
+        humans = [_judge(P.STRIP_ONE_SYSTEM.format(n=j), question, listed) for j in range(1, len(strips) + 1)]
+        readings = read_many(model, P.GRADER_SYSTEM, humans, YES_NO, max_concurrency)
+        if all(readings):
+            ps = [r.p("yes") for r in readings]
+            outcomes[i] = Outcome(StripVerdicts(verdicts=["yes" if p >= cut else "no" for p in ps]), p=ps,
+                                  threshold=round(cut, 3), method="probability")
+    written = [i for i, o in enumerate(outcomes) if o is None]
+    by_size: dict[int, list[int]] = {}
+    for i in written:
+        by_size.setdefault(len(strips_per_doc[i]), []).append(i)
     for n, indexes in by_size.items():  # one schema per strip count; usually one or two sizes
-        humans = [_judge(P.STRIP_SYSTEM, question, "\n".join(
-            f"{j}. {fence(s, inline=True)}" for j, s in enumerate(strips_per_doc[i], 1))) for i in indexes]
+        humans = [_judge(P.STRIP_SYSTEM, question, _numbered_strips(strips_per_doc[i])) for i in indexes]
         results = ask_many(model, _strip_schema(n), P.GRADER_SYSTEM, humans,
                            StripVerdicts(verdicts=["yes"] * n), max_concurrency)
         for i, outcome in zip(indexes, results):
@@ -323,20 +455,45 @@ def grade_strips(model, question: str, strips_per_doc: list[list[str]],
     return outcomes
 
 
-def grade_grounded(model, docs: list[Document], answer: str, question: str | None = None) -> Outcome[Grounded]:
-    """Is every fact in the answer in the documents? Fallback: no (do not accept unverified text).
+def _numbered_strips(strips: list[str]) -> str:
+    return "\n".join(f"{j}. {fence(s, inline=True)}" for j, s in enumerate(strips, 1))
+
+
+def grade_grounded(model, docs: list[Document], answer: str, question: str | None = None,
+                   thresholds: Thresholds | None = None) -> Outcome[Grounded]:
+    """Is every fact in the answer in the documents? p(yes) against the ``grounded`` threshold, or the
+    written verdict. Fallback: no (do not accept unverified text).
 
     The prompt starts as the answer's own did (the documents in the answer's system text), so a local
     model restores the documents it just answered from instead of reading them again.
     """
     human = _judge(P.HALLUCINATION_SYSTEM, question, answer=answer) + "\n" + P.DATA_NOTE
-    return ask(model, Grounded, documents_system(docs), human, Grounded(grounded="no"))
+    system = documents_system(docs)
+    return _binary_many(model, system, [human], "grounded", thresholds, Grounded,
+                        lambda yes: Grounded(grounded="yes" if yes else "no"), Grounded(grounded="no"), 1)[0]
 
 
-def grade_usefulness(model, question: str, answer: str) -> Outcome[Usefulness]:
-    """useful yes/no and a 1-5 score. Fallback: no, 3 (regenerate, do not accept)."""
+SCORES = ["1", "2", "3", "4", "5"]
+
+
+def grade_usefulness(model, question: str, answer: str, thresholds: Thresholds | None = None) -> Outcome[Usefulness]:
+    """useful yes/no and a 1-5 score. Fallback: no, 3 (regenerate, do not accept).
+
+    With probabilities the model is asked for the score's digit: p = p(4) + p(5) is the probability that the
+    answer is useful, judged against the ``useful`` threshold; the score shown is the expected one, held on
+    the decision's side (4 or more when useful, 3 or less when not), since the score routes the run.
+    """
+    cut = (thresholds or default_thresholds(model)).cut("useful")
     human = _judge(P.USEFULNESS_SYSTEM, question, answer=answer)
-    return ask(model, Usefulness, P.GRADER_SYSTEM, human, Usefulness(useful="no", score=3))
+    reading = read_many(model, P.GRADER_SYSTEM, [human], SCORES)[0]
+    if reading is None:
+        return ask(model, Usefulness, P.GRADER_SYSTEM, human, Usefulness(useful="no", score=3))
+    p = reading.p("4") + reading.p("5")
+    expected = sum(int(s) * reading.p(s) for s in SCORES)
+    useful = p >= cut
+    score = max(4, round(expected)) if useful else min(3, round(expected))
+    return Outcome(Usefulness(useful="yes" if useful else "no", score=score), p=p, threshold=round(cut, 3),
+                   method="probability")
 
 
 def rewrite_question(model, question: str, for_web: bool = False) -> Outcome[Rewrite]:

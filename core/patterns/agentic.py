@@ -121,14 +121,15 @@ def retrieve(ctx: RunContext, state: AgenticState) -> dict:
 
 def grade_documents(ctx: RunContext, state: AgenticState) -> dict:
     docs = state.get("retrieved", [])
-    outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency)
+    outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency,
+                                       ctx.thresholds)
     kept, events = [], []
     for doc, outcome in zip(docs, outcomes):
         if outcome.value.relevant == "yes":
             kept.append(doc)
         events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="relevance",
                             target=doc_ref(doc), verdict=outcome.value.relevant, score=doc.metadata.get("score"),
-                            reason=outcome.error or None))
+                            reason=outcome.why(), **outcome.trace_fields()))
     summary = event("grade_documents", "verdict", grader="context", target="retrieved context",
                     verdict="pass" if kept else "fail", reason=f"{len(kept)} of {len(docs)} chunk(s) relevant",
                     counters=counters(ctx, state))

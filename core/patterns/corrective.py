@@ -56,7 +56,8 @@ def retrieve(ctx: RunContext, state: CragState) -> dict:
 
 def grade_documents(ctx: RunContext, state: CragState) -> dict:
     docs = state.get("documents", [])
-    outcomes = graders.crag_grade(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency)
+    outcomes = graders.crag_grade(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency,
+                                  ctx.thresholds)
     events, kept, grades = [], [], []
     for doc, outcome in zip(docs, outcomes):
         grade = outcome.value
@@ -65,7 +66,7 @@ def grade_documents(ctx: RunContext, state: CragState) -> dict:
             kept.append(doc)
         events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="crag",
                             target=doc_ref(doc), verdict=grade.grade, score=round(grade.confidence, 2),
-                            reason=outcome.error or None))
+                            reason=outcome.why(), **outcome.trace_fields()))
     verdict = "correct" if "correct" in grades else "ambiguous" if "ambiguous" in grades else "incorrect"
     events.append(event("grade_documents", "route", grader="crag", verdict=verdict,
                         reason=f"{grades.count('correct')} correct, {grades.count('ambiguous')} ambiguous, "
@@ -80,7 +81,7 @@ def route_after_grading(ctx: RunContext, state: CragState) -> Literal["refine_kn
 def refine_knowledge(ctx: RunContext, state: CragState) -> dict:
     question = state["standalone_question"]
     per_doc = [graders.split_strips(d.page_content)[:MAX_STRIPS_PER_DOC] for d in state["kept"]]
-    outcomes = graders.grade_strips(ctx.grader, question, per_doc, ctx.settings.max_concurrency)
+    outcomes = graders.grade_strips(ctx.grader, question, per_doc, ctx.settings.max_concurrency, ctx.thresholds)
     refined, events = [], []
     for doc, strips, outcome in zip(state["kept"], per_doc, outcomes):
         verdicts = outcome.value.verdicts
@@ -95,7 +96,7 @@ def refine_knowledge(ctx: RunContext, state: CragState) -> dict:
         events.append(event("refine_knowledge", "error" if outcome.fallback else "verdict",
                             grader="strip_relevance", target=doc_ref(doc),
                             verdict=f"kept {len(kept)} of {len(strips)} strips", reason=reason,
-                            kept=[k[:120] for k in kept]))
+                            kept=[k[:120] for k in kept], **outcome.trace_fields()))
     return {"strips": refined, "trace": events}
 
 

@@ -115,13 +115,14 @@ def counters(ctx: RunContext, state: SelfRagState) -> dict:
 
 
 def decide_retrieval(ctx: RunContext, state: SelfRagState) -> dict:
-    outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"], run_sources(ctx, state))
+    outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"], run_sources(ctx, state),
+                                      ctx.thresholds)
     need, kind = outcome.value.retrieve, outcome.value.kind.replace("_", " ")
     reason = (f"grader output unusable ({outcome.error}); retrieving to be safe" if outcome.fallback
               else (f"retrieval needed: {kind}" if need == "yes" else f"no retrieval needed: {kind}"))
     return {"query": state["standalone_question"], "retrieval": need,
             "trace": [event("decide_retrieval", "error" if outcome.fallback else "route",
-                            grader="retrieval_need", verdict=need, reason=reason)]}
+                            grader="retrieval_need", verdict=need, reason=reason, **outcome.trace_fields())]}
 
 
 def route_retrieval(ctx: RunContext, state: SelfRagState) -> Literal["select_sources", "direct_answer"]:
@@ -156,7 +157,7 @@ def select_sources(ctx: RunContext, state: SelfRagState) -> dict:
 def grade_documents(ctx: RunContext, state: SelfRagState) -> dict:
     docs = state.get("search_results", [])
     outcomes = graders.grade_documents_for_answer(ctx.grader, state["standalone_question"], docs,
-                                                  ctx.settings.max_concurrency)
+                                                  ctx.settings.max_concurrency, ctx.thresholds)
     kept, events = [], []
     for doc, outcome in zip(docs, outcomes):
         verdict = outcome.value.relevant
@@ -164,7 +165,7 @@ def grade_documents(ctx: RunContext, state: SelfRagState) -> dict:
             kept.append(doc)
         events.append(event("grade_documents", "error" if outcome.fallback else "verdict", grader="relevance",
                             target=doc_ref(doc), verdict=verdict, score=doc.metadata.get("score"),
-                            reason=outcome.error or None))
+                            reason=outcome.why(), **outcome.trace_fields()))
     return {"documents": kept, "trace": events}
 
 
@@ -195,10 +196,12 @@ def generate(ctx: RunContext, state: SelfRagState) -> dict:
 
 
 def grade_hallucination(ctx: RunContext, state: SelfRagState) -> dict:
-    outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"], state["standalone_question"])
+    outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"], state["standalone_question"],
+                                     ctx.thresholds)
     grounded = outcome.value.grounded
     ev = event("grade_hallucination", "error" if outcome.fallback else "verdict", grader="hallucination",
-               target="answer", verdict=grounded, reason=outcome.error or None, counters=counters(ctx, state))
+               target="answer", verdict=grounded, reason=outcome.why(), counters=counters(ctx, state),
+               **outcome.trace_fields())
     update = {"grounded": grounded, "grounding": "" if outcome.fallback else grounded, "trace": [ev]}
     if grounded != "yes":
         update["feedback"] = "it stated facts the documents do not contain"
@@ -212,7 +215,7 @@ def route_after_hallucination(ctx: RunContext, state: SelfRagState) -> Literal["
 
 
 def grade_usefulness(ctx: RunContext, state: SelfRagState) -> dict:
-    outcome = graders.grade_usefulness(ctx.grader, state["standalone_question"], state["answer"])
+    outcome = graders.grade_usefulness(ctx.grader, state["standalone_question"], state["answer"], ctx.thresholds)
     score = outcome.value.score
     update: dict = {"usefulness": score}
     best = state.get("best") or {}
@@ -222,7 +225,7 @@ def grade_usefulness(ctx: RunContext, state: SelfRagState) -> dict:
     verdict = "useful" if score >= ACCEPT_USEFULNESS else "partly useful" if score >= 3 else "not useful"
     events = [event("grade_usefulness", "error" if outcome.fallback else "verdict", grader="usefulness",
                     target="answer", verdict=f"{verdict} ({score}/5)", score=score,
-                    reason=outcome.error or None, counters=counters(ctx, state))]
+                    reason=outcome.why(), counters=counters(ctx, state), **outcome.trace_fields())]
     if score < ACCEPT_USEFULNESS:
         update["feedback"] = f"it was grounded but only {score}/5 useful: answer the question more directly"
     update["trace"] = events

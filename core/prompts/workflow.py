@@ -75,6 +75,10 @@ Give your confidence between 0 and 1. {DATA_NOTE}"""
 STRIP_SYSTEM = f"""For each numbered sentence, judge whether it is useful for answering the question. \
 Reply with one verdict per sentence, yes or no, in the same order. {DATA_NOTE}"""
 
+# the same check one strip at a time, after the numbered list of the document's strips (read from probabilities)
+STRIP_ONE_SYSTEM = f"""Judge whether sentence {{n}} is useful for answering the question: yes if it states a fact \
+that helps answer it, otherwise no. Judge sentence {{n}} only. {DATA_NOTE}"""
+
 HALLUCINATION_SYSTEM = f"""Judge whether every fact in the answer is supported by the documents \
 (grounded: yes) or whether it states something the documents do not say (grounded: no). \
 Numbers and prices must match exactly. {DATA_NOTE}"""

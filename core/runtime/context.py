@@ -21,6 +21,7 @@ from core.knowledge.base import KnowledgeBase
 from core.knowledge.hybrid import retrieval_mode
 from core.knowledge.loaders import KnowledgeError
 from core.knowledge.web_search import WebResult, web_search
+from core.llm.thresholds import Thresholds, model_key, thresholds_for
 
 
 @dataclass
@@ -33,6 +34,7 @@ class RunContext:
     options: dict = field(default_factory=dict)  # per-run switches: review, variant
 
     doc_chars: int = 0  # the most characters of a document the model reads (0: all of it)
+    thresholds: Thresholds = field(default_factory=Thresholds)  # verdict probability -> decision, per grader
     web_ready: bool = True  # web search can answer (a key is set, or a test injected one)
 
     @property
@@ -117,5 +119,6 @@ def make_context(settings: Settings, llm: BaseChatModel | None = None, grader: B
         web=web or (lambda query: web_search(query, settings)),
         options=options,
         doc_chars=doc_chars,
+        thresholds=thresholds_for(settings, model_key(grader)),
         web_ready=web is not None or bool(settings.tavily_api_key),
     )

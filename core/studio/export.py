@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from core.config import Settings
+from core.llm.verdicts import probability_text
 from core.run.outcome import summary as outcome_summary
 from core.runtime.trace import target_text
 from core.secrets import redact_all
@@ -21,7 +22,7 @@ RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "ans
 SETTING_FIELDS = ("provider", "model", "grader_model", "temperature", "max_tokens", "k", "max_rewrites",
                   "max_generations", "max_iterations", "embedding_provider", "embedding_model", "verify_claims",
                   "claim_checks")
-TRACE_COLUMNS = ("node", "kind", "grader", "target", "verdict", "score", "reason")
+TRACE_COLUMNS = ("node", "kind", "grader", "target", "verdict", "score", "p", "reason")
 
 
 def export_record(result: dict, settings: Settings | None = None) -> dict:
@@ -98,12 +99,18 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
                     "> " + _cell(str(src.get("text") or "")[:600]), ""]
     if rec.get("trace"):
         out += [f"{h} Trace", ""] + _table(TRACE_COLUMNS, [
-            tuple(target_text(e.get(c)) if c == "target" else e.get(c) for c in TRACE_COLUMNS)  # "menu.md · chunk 3"
-            for e in rec["trace"]]) + [""]
+            tuple(_trace_cell(e, c) for c in TRACE_COLUMNS) for e in rec["trace"]]) + [""]
     if rec.get("usage"):
         out += [f"{h} Usage per node", ""] + _table(("node", "llm_calls", "tokens", "ms"), [
             (node, s.get("llm_calls"), s.get("tokens"), s.get("ms")) for node, s in rec["usage"].items()]) + [""]
     return out
+
+
+def _trace_cell(event: dict, column: str):
+    """A trace event's cell: targets as "menu.md · chunk 3", probabilities as "0.81 ≥ 0.62"."""
+    if column == "target":
+        return target_text(event.get(column))
+    return probability_text(event) if column == "p" else event.get(column)
 
 
 def _outcome_line(outcome: dict) -> str:

@@ -130,10 +130,28 @@ def _claim_message(ev: Evidence, checks: list[Check], question: str) -> str:
     return "\n\n".join(parts)
 
 
-def _ask_model(model, ev: Evidence, checks: list[Check], question: str) -> list[str | None]:
-    """One call over one or several claims: each verdict, or None when it could not be read."""
-    from core.llm.graders import ask
+CLAIM_WORDS = ["supported", "contradicted", "not_in_documents"]
 
+
+def _ask_model(model, ev: Evidence, checks: list[Check], question: str, thresholds=None) -> list[str | None]:
+    """One call over one or several claims: each verdict, or None when it could not be read.
+
+    Where the model gives token probabilities, each claim is read on its own: p = p(supported) among the
+    three verdicts against the ``claim`` threshold; below it, the likelier of the other two. The claim's
+    record keeps ``p`` and ``threshold``.
+    """
+    from core.llm.graders import ask, default_thresholds, read_many
+
+    humans = [_claim_message(ev, [c], question) for c in checks]
+    readings = read_many(model, P.CLAIM_SYSTEM, humans, CLAIM_WORDS)
+    if all(readings):
+        cut = (thresholds or default_thresholds(model)).cut("claim")
+        verdicts = []
+        for check, reading in zip(checks, readings):
+            p = reading.p("supported")
+            verdicts.append("supported" if p >= cut else max(CLAIM_WORDS[1:], key=reading.p))
+            check.reading = {"p": round(p, 3), "threshold": round(cut, 3)}
+        return verdicts
     human = _claim_message(ev, checks, question)
     if len(checks) == 1:
         outcome = ask(model, ClaimVerdict, P.CLAIM_SYSTEM, human, ClaimVerdict(verdict="not_in_documents"))
@@ -163,7 +181,7 @@ def _settle(ev: Evidence, check: Check, verdict: str | None) -> None:
 
 
 def _model_checks(model, ev: Evidence, pending: list[Check], question: str, max_checks: int,
-                  batch: int) -> str:
+                  batch: int, thresholds=None) -> str:
     """Settle pending claims with the model, at most ``max_checks`` of them; returns an error, if one stopped it."""
     chosen, over = pending[:max(0, max_checks)], pending[max(0, max_checks):]
     for check in over:
@@ -172,7 +190,7 @@ def _model_checks(model, ev: Evidence, pending: list[Check], question: str, max_
     for start in range(0, len(chosen), max(1, batch)):
         group = chosen[start:start + max(1, batch)]
         try:
-            verdicts = _ask_model(model, ev, group, question)
+            verdicts = _ask_model(model, ev, group, question, thresholds)
         except Exception as exc:  # provider trouble: the answer stands, its claims stay unchecked
             for check in chosen[start:]:
                 check.checked_by, check.verdict, check.detail = "model", "unchecked", "error"
@@ -220,7 +238,7 @@ def _claim_vectors(embeddings, ev: Evidence, texts: list[str]) -> tuple[list | N
 
 
 def check_claims(answer: str, documents: Sequence, *, question: str = "", mode: str = "model", model=None,
-                 embeddings=None, max_checks: int = 8, batch: int = 1) -> dict:
+                 embeddings=None, max_checks: int = 8, batch: int = 1, thresholds=None) -> dict:
     """Check every sentence of ``answer`` against ``documents`` (dicts with text and source, or Documents).
 
     ``mode``: off | rules | model (model needs ``model``). ``batch``: claims per model call (1 = one each).
@@ -254,7 +272,7 @@ def check_claims(answer: str, documents: Sequence, *, question: str = "", mode: 
     if pending:
         token = _COUNTER.set(cost)
         try:
-            error = _model_checks(model, ev, pending, question, max_checks, batch)
+            error = _model_checks(model, ev, pending, question, max_checks, batch, thresholds)
         finally:
             _COUNTER.reset(token)
     return _result([_claim_record(ev, c) for c in checks], mode, cost, started, max_checks, note, error)
@@ -266,8 +284,11 @@ def _claim_record(ev: Evidence, check: Check) -> dict:
         span = ev.spans[i]
         doc = ev.docs[span.doc]
         evidence.append({"source": doc.source, "chunk": doc.chunk, "quote": span.quote})
-    return {"text": check.text, "verdict": check.verdict, "evidence": evidence, "reason": check.reason,
-            "checked_by": check.checked_by if check.verdict != "no_claim" else "rules", "detail": check.detail}
+    record = {"text": check.text, "verdict": check.verdict, "evidence": evidence, "reason": check.reason,
+              "checked_by": check.checked_by if check.verdict != "no_claim" else "rules", "detail": check.detail}
+    if check.reading and check.checked_by == "model":  # the model's verdict was read from its probabilities
+        record.update(method="probability", **check.reading)
+    return record
 
 
 def _result(claims: list[dict], mode: str, cost: _Cost, started: float, max_checks: int, note: str = "",
@@ -311,5 +332,10 @@ def verify_answer(settings, answer: str, documents: Sequence, question: str = ""
         from core.llm.models import get_chat_model
 
         model = get_chat_model(settings, role="grader")
+    thresholds = None
+    if mode == "model":
+        from core.llm.thresholds import model_key, thresholds_for
+
+        thresholds = thresholds_for(settings, model_key(model))
     return check_claims(answer, documents, question=question, mode=mode, model=model, embeddings=embeddings,
-                        max_checks=settings.claim_checks, batch=batch)
+                        max_checks=settings.claim_checks, batch=batch, thresholds=thresholds)

@@ -196,6 +196,7 @@ class Check:
     undecided: str = ""  # the rules cannot tell: rules mode leaves it unchecked, model mode asks the model
     sure: bool = False  # near-verbatim in one span: supported without a model
     figures_found: bool = False  # the claim states figures, and each is in the span that supports it
+    reading: dict = field(default_factory=dict)  # {"p", "threshold"} when the model's verdict was read from probabilities
 
 
 def _conflict(ev: Evidence, best: int, fact: Fact, claimed: set[str]) -> Fact | None:

@@ -1,0 +1,109 @@
+"""The thresholds that turn a verdict's probability into a decision, per grader and per model.
+
+Where a threshold comes from, later ones winning: a generic default (0.5; Corrective's band 0.3-0.7), the
+shipped default of a built-in model (fitted on the built-in set with ``python -m core calibrate``), the
+calibration saved for that model in the data directory (Postgres for teams), and ``RAG_GRADER_THRESHOLDS``
+(``relevance=0.6,crag=0.2:0.7``: the sidebar, the CLI and a what-if fork set it for one run).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+# grader -> what its probability is of; "crag" has a band (lower, upper): below incorrect, above correct
+GRADERS = {
+    "relevance": "the document is relevant (one document a call: Agentic)",
+    "relevance_numbered": "the document is relevant (all documents in the prompt: Self-RAG)",
+    "crag": "the document is relevant (Corrective: below the lower bound incorrect, above the upper correct)",
+    "strip": "the sentence helps answer the question (Corrective's knowledge strips)",
+    "grounded": "every fact of the answer is in the documents",
+    "useful": "the answer resolves the question (score 4 or 5)",
+    "retrieve": "the message needs looking up (Self-RAG's retrieve-or-not)",
+    "claim": "the evidence states the sentence (the claim check)",
+}
+BAND_GRADERS = {"crag"}
+GENERIC: dict[str, float | tuple[float, float]] = {name: 0.5 for name in GRADERS} | {"crag": (0.3, 0.7)}
+
+# fitted on the built-in set (python -m core calibrate --json, docs/BENCHMARKS.md); keyed by model name
+SHIPPED: dict[str, dict[str, float | tuple[float, float]]] = {}
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The thresholds one run uses, and where each came from (shown in the sidebar and the trace)."""
+
+    model: str = ""
+    values: dict = field(default_factory=lambda: dict(GENERIC))
+    sources: dict = field(default_factory=lambda: dict.fromkeys(GENERIC, "default"))
+
+    def cut(self, grader: str) -> float:
+        value = self.values.get(grader, GENERIC[grader])
+        return float(value[0] if isinstance(value, (tuple, list)) else value)
+
+    def band(self, grader: str = "crag") -> tuple[float, float]:
+        value = self.values.get(grader, GENERIC[grader])
+        if isinstance(value, (tuple, list)):
+            return float(value[0]), float(value[1])
+        return float(value), float(value)
+
+    def shown(self, grader: str) -> float | list[float]:
+        """The threshold as the trace and ``grade --json`` give it: a number, or [lower, upper]."""
+        return list(self.band(grader)) if grader in BAND_GRADERS else round(self.cut(grader), 3)
+
+
+def parse_overrides(text: str) -> dict[str, float | tuple[float, float]]:
+    """``relevance=0.6, crag=0.2:0.7`` → values; raises ValueError with one clear line on anything else."""
+    values: dict[str, float | tuple[float, float]] = {}
+    for part in filter(None, (p.strip() for p in re.split(r"[,;\s]+", text or ""))):
+        name, sep, raw = part.partition("=")
+        if not sep or name not in GRADERS:
+            raise ValueError(f"unknown grader threshold {part!r}: use NAME=P with NAME one of {', '.join(GRADERS)}")
+        values[name] = _parse_value(name, raw)
+    return values
+
+
+def _parse_value(name: str, raw: str) -> float | tuple[float, float]:
+    try:
+        numbers = [float(x) for x in raw.split(":")]
+    except ValueError:
+        raise ValueError(f"threshold {name}={raw!r} is not a number between 0 and 1") from None
+    if any(not 0.0 <= x <= 1.0 for x in numbers) or len(numbers) > (2 if name in BAND_GRADERS else 1):
+        raise ValueError(f"threshold {name}={raw!r}: give "
+                         + ("LOWER:UPPER (0 to 1)" if name in BAND_GRADERS else "one number between 0 and 1"))
+    if name in BAND_GRADERS:
+        lower, upper = (numbers * 2)[:2]
+        if lower > upper:
+            raise ValueError(f"threshold {name}={raw!r}: the lower bound is above the upper one")
+        return lower, upper
+    return numbers[0]
+
+
+def thresholds_for(settings, model: str) -> Thresholds:
+    """Generic defaults, then the shipped ones for the model, its saved calibration, then the settings."""
+    values, sources = dict(GENERIC), dict.fromkeys(GENERIC, "default")
+    layers = [("shipped", SHIPPED.get(model, {})), ("calibrated", saved_calibration(settings, model).get("thresholds", {})),
+              ("settings", parse_overrides(getattr(settings, "grader_thresholds", "") or ""))]
+    for source, layer in layers:
+        for name, value in layer.items():
+            if name in GRADERS:
+                values[name] = tuple(value) if isinstance(value, list) else value
+                sources[name] = source
+    return Thresholds(model, values, sources)
+
+
+def saved_calibration(settings, model: str) -> dict:
+    """The calibration record saved for a model ({} when none, or when the store cannot be read)."""
+    if settings is None or not model:
+        return {}
+    from core.store import calibrations
+
+    try:
+        return calibrations.load(settings, model) or {}
+    except Exception:  # a database that is down must not stop a run here: the shipped thresholds hold
+        return {}
+
+
+def model_key(model) -> str:
+    """The name a chat model's thresholds are saved under."""
+    return str(getattr(model, "model_name", "") or getattr(model, "model", "") or "")

@@ -1,0 +1,292 @@
+"""Calibration: fit each grader's threshold for a model from labelled pairs of the user's own documents.
+
+The pairs come from a question set (the built-in one by default, or one written from the user's
+collections): for each answerable question with key facts, the top chunks of the collections it is about
+and of the others. A chunk holding one of its key facts is a positive; a chunk from a collection the
+question is not about is a negative; the rest are left out (they may or may not help). From those:
+
+- relevance, relevance_numbered, crag: the question against each chunk (crag shares relevance's reading and
+  takes a band: below its lower bound "incorrect", at or above its upper bound "correct");
+- strip: the question against the chunk's sentence that holds the fact (positive) or a sentence of a
+  negative chunk;
+- grounded: an answer made of the fact's sentence, against its own chunk (positive) or a negative chunk;
+- useful: that answer to its own question (positive) or to another question (negative);
+- retrieve: the set's questions that name sources (lookup) against its small talk and general questions.
+
+Each grader's scores are split in two halves by question: the threshold fitted on one half is scored on the
+other (held out), then refitted on all of them (what is saved). AUC says how well ``p`` ranks the pairs at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from core.knowledge.sources import all_sources
+from core.llm import graders
+from core.llm.claims.numbers import squeeze
+from core.llm.thresholds import BAND_GRADERS, Thresholds, model_key
+from core.llm.verdicts import supports_probabilities
+
+DOCS_PER_QUESTION = 4
+NO_LOOKUP = ("general", "small_talk")  # the categories (kinds) of a question set that need no retrieval
+BAND_MISS = 0.05  # the share of positives the lower band bound may call incorrect (and of negatives above upper)
+
+
+TEXT_ONLY = "the model gives no token probabilities, so its verdicts are read as text"
+
+
+class CalibrationError(ValueError):
+    """The labelled pairs cannot fit a threshold; the message says why in one line."""
+
+
+@dataclass
+class Pairs:
+    """Scores of labelled pairs per grader: (question index, p, label) with label True for a positive."""
+
+    scores: dict[str, list[tuple[int, float, bool]]] = field(default_factory=dict)
+    text_only: set[str] = field(default_factory=set)  # graders the provider answered without probabilities
+
+    def add(self, grader: str, question: int, outcome, label: bool) -> None:
+        if outcome.method != "probability" or outcome.p is None:
+            self.text_only.add(grader)
+            return
+        self.scores.setdefault(grader, []).append((question, float(outcome.p), label))
+
+
+# ---------------------------------------------------------------- fitting
+
+
+def auc(scores: list[tuple[float, bool]]) -> float | None:
+    """The probability that a random positive scores above a random negative (ties count half)."""
+    pos = [p for p, label in scores if label]
+    neg = [p for p, label in scores if not label]
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return wins / (len(pos) * len(neg))
+
+
+def _candidates(values: list[float]) -> list[float]:
+    ordered = sorted(set(values))
+    mids = [(a + b) / 2 for a, b in zip(ordered, ordered[1:])]
+    return [0.0, *mids, min(1.0, ordered[-1] + 1e-6)] if ordered else [0.5]
+
+
+def fit_threshold(scores: list[tuple[float, bool]]) -> float:
+    """The threshold with the best balanced accuracy (the mean of the rates on positives and on negatives);
+    among equally good ones, the middle of their range (the widest margin either side)."""
+    pos = [p for p, label in scores if label]
+    neg = [p for p, label in scores if not label]
+    if not pos or not neg:
+        missing = "no positives" if not pos else "no negatives"
+        raise CalibrationError(f"{missing} among {len(scores)} labelled pairs: a threshold needs both")
+
+    def balanced(t: float) -> float:
+        return (sum(p >= t for p in pos) / len(pos) + sum(n < t for n in neg) / len(neg)) / 2
+
+    candidates = _candidates(pos + neg)
+    best = max(balanced(t) for t in candidates)
+    tied = [t for t in candidates if balanced(t) >= best - 1e-12]
+    return round((tied[0] + tied[-1]) / 2, 4)
+
+
+def fit_band(scores: list[tuple[float, bool]]) -> tuple[float, float]:
+    """CRAG's two bounds around the balanced threshold: the lower one calls at most ``BAND_MISS`` of the
+    positives incorrect, the upper one calls at most that share of the negatives correct."""
+    middle = fit_threshold(scores)
+    pos = sorted(p for p, label in scores if label)
+    neg = sorted(p for p, label in scores if not label)
+    lower_room = pos[int(len(pos) * BAND_MISS)]  # at most BAND_MISS of the positives lie below it
+    upper_room = neg[min(len(neg) - 1, int(len(neg) * (1 - BAND_MISS)))] + 1e-4
+    return round(min(middle, lower_room), 4), round(max(middle, upper_room), 4)
+
+
+def rates(scores: list[tuple[float, bool]], threshold: float | tuple[float, float]) -> dict:
+    """Accuracy on positives and on negatives; for a band, positives not called incorrect and negatives
+    called incorrect (what decides Corrective's course), and how many fell between."""
+    pos = [p for p, label in scores if label]
+    neg = [p for p, label in scores if not label]
+    if isinstance(threshold, tuple):
+        lower, upper = threshold
+        return {"positives_kept": _share(sum(p >= lower for p in pos), len(pos)),
+                "negatives_incorrect": _share(sum(n < lower for n in neg), len(neg)),
+                "positives_correct": _share(sum(p >= upper for p in pos), len(pos)),
+                "negatives_correct": _share(sum(n >= upper for n in neg), len(neg))}
+    return {"positives": _share(sum(p >= threshold for p in pos), len(pos)),
+            "negatives": _share(sum(n < threshold for n in neg), len(neg))}
+
+
+def _share(hits: int, total: int) -> dict:
+    return {"hits": hits, "of": total, "rate": round(hits / total, 3) if total else None}
+
+
+def _fit(grader: str, scores: list[tuple[float, bool]]):
+    return fit_band(scores) if grader in BAND_GRADERS else fit_threshold(scores)
+
+
+def report_grader(grader: str, rows: list[tuple[int, float, bool]]) -> dict:
+    """AUC, the threshold fitted on all pairs and its rates, and the held-out rates of each half's fit on
+    the other half (split by question, so no question is on both sides)."""
+    scores = [(p, label) for _, p, label in rows]
+    threshold = _fit(grader, scores)
+    out = {"pairs": len(rows), "positives": sum(label for _, _, label in rows), "auc": _round(auc(scores)),
+           "threshold": list(threshold) if isinstance(threshold, tuple) else threshold,
+           "fitted": rates(scores, threshold)}
+    halves = [[(p, label) for q, p, label in rows if q % 2 == side] for side in (0, 1)]
+    held: list[dict] = []
+    for fit_on, score_on in ((halves[0], halves[1]), (halves[1], halves[0])):
+        try:
+            held.append(rates(score_on, _fit(grader, fit_on)))
+        except CalibrationError:
+            continue
+    if held:
+        out["held_out"] = _merge_rates(held)
+    return out
+
+
+def _merge_rates(parts: list[dict]) -> dict:
+    merged: dict = {}
+    for part in parts:
+        for key, share in part.items():
+            total = merged.setdefault(key, {"hits": 0, "of": 0})
+            total["hits"] += share["hits"]
+            total["of"] += share["of"]
+    return {k: {**v, "rate": round(v["hits"] / v["of"], 3) if v["of"] else None} for k, v in merged.items()}
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+# ---------------------------------------------------------------- labelled pairs
+
+
+def labelled_documents(kb, item: dict, collections: list[str]) -> tuple[list, list[str]]:
+    """The documents judged for one question and their labels: relevant, irrelevant or "?" (not scored).
+
+    The top 2 of each collection the question is about and the top 1 of the others, four in all, in an order
+    fixed by their text (so the one that answers is not always first).
+    """
+    expected = item["sources"]
+    docs = [doc for name in expected for doc in kb.search(name, item["question"], 2)]
+    others = [name for name in collections if name not in expected]
+    docs += [doc for name in others[:max(0, DOCS_PER_QUESTION - len(docs))] for doc in kb.search(name, item["question"], 1)]
+    docs = sorted(docs[:DOCS_PER_QUESTION],
+                  key=lambda d: hashlib.md5(d.page_content.encode(), usedforsecurity=False).hexdigest())
+    labels = []
+    for doc in docs:
+        holds_fact = any(squeeze(fact) in squeeze(doc.page_content) for fact in item["facts"])
+        labels.append("relevant" if holds_fact else "irrelevant" if doc.metadata["collection"] not in expected else "?")
+    return docs, labels
+
+
+def fact_sentence(doc, facts: list[str]) -> str:
+    """The first sentence strip of a document that holds one of the facts ("" when none does)."""
+    for strip in graders.split_strips(doc.page_content):
+        if any(squeeze(f) in squeeze(strip) for f in facts):
+            return strip
+    return ""
+
+
+def scorable(items: list[dict], collections: list[str]) -> list[dict]:
+    """The questions that give labelled pairs: answerable, with key facts, about collections that exist here."""
+    return [item for item in items if item.get("answerable") and item.get("facts") and item.get("sources")
+            and set(item["sources"]) <= set(collections) and len(collections) > len(item["sources"])]
+
+
+def collect_pairs(model, kb, items: list[dict], collections: list[str],
+                  progress: Callable[[int, int], None] | None = None) -> Pairs:
+    """Read every grader's p on the labelled pairs of ``items`` (lookup / small-talk items for retrieve)."""
+    pairs, open_ = Pairs(), Thresholds()  # thresholds do not matter here: only p is kept
+    usable = scorable(items, collections)
+    answers = [""] * len(usable)
+    total = len(usable) + len(items)
+    for n, item in enumerate(usable):
+        _pairs_of_question(model, kb, item, n, collections, pairs, open_, answers)
+        if not pairs.scores and pairs.text_only:  # the server answered without probabilities: stop asking
+            return pairs
+        if progress:
+            progress(n + 1, total)
+    for n, item in enumerate(usable):  # useful: its own answer against another question's
+        if answers[n] and answers[(n + 1) % len(usable)]:
+            for answer, label in ((answers[n], True), (answers[(n + 1) % len(usable)], False)):
+                pairs.add("useful", n, graders.grade_usefulness(model, item["question"], answer, open_), label)
+    sources = [s for s in all_sources(kb) if s.id in collections]
+    for n, item in enumerate(items):  # retrieve: a lookup, or small talk / general knowledge
+        label = retrieval_label(item)
+        if label is not None:
+            pairs.add("retrieve", n, graders.needs_retrieval(model, item["question"], sources, open_), label)
+        if progress:
+            progress(len(usable) + n + 1, total)
+    return pairs
+
+
+def retrieval_label(item: dict) -> bool | None:
+    """True for a question that needs looking up, False for small talk or general knowledge, None otherwise."""
+    if item.get("category") in NO_LOOKUP or item.get("kind") in NO_LOOKUP:
+        return False
+    return True if item.get("sources") and item.get("answerable") else None
+
+
+def _pairs_of_question(model, kb, item, n, collections, pairs: Pairs, open_: Thresholds, answers: list) -> None:
+    docs, labels = labelled_documents(kb, item, collections)
+    scored = [(d, label == "relevant") for d, label in zip(docs, labels) if label != "?"]
+    if not scored:
+        return
+    chosen = [d for d, _ in scored]
+    for (_, label), outcome in zip(scored, graders.grade_documents(model, item["question"], chosen, 1, open_)):
+        pairs.add("relevance", n, outcome, label)
+        pairs.add("crag", n, outcome, label)  # the same reading, judged against a band
+    numbered = graders.grade_documents_for_answer(model, item["question"], docs, 1, open_)
+    for label, outcome in zip(labels, numbered):
+        if label != "?":
+            pairs.add("relevance_numbered", n, outcome, label == "relevant")
+    positive = next((d for d, label in scored if label), None)
+    negative = next((d for d, label in scored if not label), None)
+    sentence = fact_sentence(positive, item["facts"]) if positive else ""
+    if not sentence or negative is None:
+        return
+    answers[n] = sentence
+    other = (graders.split_strips(negative.page_content) or [negative.page_content[:200]])[0]
+    for strip, label in ((sentence, True), (other, False)):
+        outcome = graders.grade_strips(model, item["question"], [[strip]], 1, open_)[0]
+        if outcome.method == "probability":
+            outcome.p = outcome.p[0]
+        pairs.add("strip", n, outcome, label)
+    for doc, label in ((positive, True), (negative, False)):
+        pairs.add("grounded", n, graders.grade_grounded(model, [doc], sentence, item["question"], open_), label)
+
+
+def calibrate(settings, model, kb, items: list[dict], collections: list[str],
+              progress: Callable[[int, int], None] | None = None) -> dict:
+    """Fit every grader it has pairs for; the report (per grader) and the thresholds to save."""
+    start = time.perf_counter()
+    if not supports_probabilities(model):
+        raise CalibrationError(f"nothing to calibrate: {TEXT_ONLY}")
+    pairs = collect_pairs(model, kb, items, collections, progress)
+    if not pairs.scores:
+        why = (TEXT_ONLY if pairs.text_only else "no question of the set has labelled pairs in these collections")
+        raise CalibrationError(f"nothing to calibrate: {why}")
+    report, thresholds = {}, {}
+    for grader, rows in pairs.scores.items():
+        try:
+            report[grader] = report_grader(grader, rows)
+            thresholds[grader] = report[grader]["threshold"]
+        except CalibrationError as exc:
+            report[grader] = {"pairs": len(rows), "error": str(exc)}
+    if not thresholds:
+        raise CalibrationError("no grader could be fitted: " + "; ".join(
+            f"{g}: {r['error']}" for g, r in report.items()))
+    return {"model": model_key(model), "thresholds": thresholds, "graders": report,
+            "questions": len(scorable(items, collections)), "seconds": round(time.perf_counter() - start, 1),
+            "at": time.strftime("%Y-%m-%d %H:%M", time.localtime())}
+
+
+def save(settings, result: dict) -> None:
+    """Keep a calibration for its model (the data directory, or Postgres for teams): runs read it."""
+    from core.store import calibrations
+
+    calibrations.save(settings, result["model"], result)
