@@ -13,12 +13,21 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from core.secrets import KEY_FIELDS, SECRET_FIELDS, URL_FIELDS, clean_secret, key_problem, mask_url
+from core.secrets import (
+    KEY_FIELDS,
+    SECRET_FIELDS,
+    URL_FIELDS,
+    clean_secret,
+    key_problem,
+    mask_url,
+    refused_key_message,
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 STANDARD_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST", "TAVILY_API_KEY")
 PROVIDERS = ("embedded", "openai", "ollama", "openai-compatible")
 EMBEDDING_PROVIDERS = ("embedded", "ollama", "openai")
+SERVER_URL_FIELDS = {"ollama": "ollama_host", "openai-compatible": "compat_base_url"}  # providers with a default URL
 
 # Default model per chat provider; the factory uses these when no model is named.
 DEFAULT_CHAT_MODELS = {
@@ -87,6 +96,9 @@ class Settings:
     read_only: bool = False
     allow_custom_endpoints: bool = True
     allow_private_endpoints: bool = True  # typed URLs may name loopback / private addresses (LM Studio on localhost)
+    # the reverse proxies whose X-Forwarded-For names the client ("127.0.0.1, 10.0.0.0/8"); empty: none, and wrong
+    # password guesses are also counted on one counter for everybody (core.store.access_limit)
+    trusted_proxies: str = ""
     # limits per ingested file (server.maxUploadSize in .streamlit/config.toml matches max_file_mb)
     max_file_mb: int = 20
     max_pdf_pages: int = 500
@@ -129,6 +141,20 @@ class Settings:
     def refused_keys(self) -> tuple[str, ...]:
         """Key settings that were given a value too short to be a key (core.secrets.key_problem), still unset."""
         return tuple(name for name in self.extra.get("refused_keys", ()) if not getattr(self, name))
+
+    def missing_key(self, name: str, otherwise: str) -> str:
+        """Why the key setting ``name`` is empty: refused as too short (core.secrets), or ``otherwise`` (not set)."""
+        return refused_key_message(name) if name in self.refused_keys else otherwise
+
+    def unconfigured_server(self, provider: str) -> str:
+        """Why ``provider``'s server may not be called: in a shared deployment (custom endpoints off) a URL the
+        operator never set is a default (localhost:11434) nobody asked for. '' when it may be called."""
+        field_name = SERVER_URL_FIELDS.get(provider)
+        given = self.extra.get("configured_fields")  # None: built in code, every value chosen on purpose
+        if not field_name or self.custom_endpoints or given is None or field_name in given:
+            return ""
+        env = field_name.upper() if field_name.upper() in STANDARD_ENV else "RAG_" + field_name.upper()
+        return f"{provider} is not configured on this server (set {env}); only configured servers are called"
 
     @property
     def typed_endpoints(self) -> tuple[str, ...]:
@@ -265,6 +291,7 @@ def load_settings(root: Path | None = None, **explicit) -> Settings:
         if f.name in explicit and explicit[f.name] is not None:
             values[f.name] = explicit[f.name]
     shared = bool(clean_secret(values.get("app_password")))  # a password means others use this server
+    configured = tuple(sorted(values))  # what a source set: a default URL is not the operator's choice
     for name in ("allow_custom_endpoints", "allow_private_endpoints"):
         values.setdefault(name, not shared)
-    return Settings(**values)
+    return Settings(**values, extra={"configured_fields": configured})

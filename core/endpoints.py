@@ -33,10 +33,31 @@ def url_problem(url: str) -> str:
     return ""
 
 
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # RFC 6052's well-known prefix: the last 32 bits are an IPv4 address
+LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")  # RFC 8215, local use: a private network's translator
+IPV4_COMPATIBLE = ipaddress.ip_network("::/96")  # deprecated ::a.b.c.d, still routed by some stacks
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries: mapped, 6to4, Teredo's client, NAT64, IPv4-compatible.
+
+    Python calls 64:ff9b::a00:1 and 2002:a9fe:a9fe::1 global, yet a translator sends them to 10.0.0.1 and
+    169.254.169.254: each form is checked as the address it embeds.
+    """
+    found = [ip.ipv4_mapped, ip.sixtofour, ip.teredo[1] if ip.teredo else None]
+    if ip in NAT64 or (ip in IPV4_COMPATIBLE and int(ip) > 1):  # :: and ::1 are not IPv4 addresses
+        found.append(ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF))
+    return [v4 for v4 in found if v4 is not None]
+
+
 def _blocked(address: str) -> bool:
     ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 scope ("fe80::1%eth0") is not part of the address
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in LOCAL_NAT64:
+            return True
+        inner = embedded_ipv4(ip)
+        if inner:
+            return any(_blocked(str(v4)) for v4 in inner)
     return not ip.is_global or ip.is_multicast
 
 

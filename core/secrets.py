@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from urllib.parse import quote, quote_plus, unquote, urlsplit, urlunsplit
 
 # provider -> the setting that holds its key (the sidebar offers these for typing)
@@ -111,6 +112,41 @@ def redact_all(value, secrets):
     return walk(value)
 
 
+_remembered: set[str] = set()  # every key a run of this process used (the server's, and keys visitors typed)
+_remembered_pattern: list = [None]
+_remembered_lock = threading.Lock()
+
+
+def remember_secrets(settings) -> None:
+    """Note the keys a run uses, so that whatever the run stores (checkpoints) is redacted of them too."""
+    values = set(secret_values(settings))
+    with _remembered_lock:
+        if not values <= _remembered:
+            _remembered.update(values)
+            _remembered_pattern[0] = _secrets_pattern(sorted(_remembered))
+
+
+def redact_remembered(value):
+    """``redact_all`` with every remembered key: what goes into a store shared by all runs."""
+    with _remembered_lock:
+        pattern = _remembered_pattern[0]
+    return _walk(value, pattern)
+
+
+def _walk(item, pattern):
+    """Every string inside ``item`` redacted (dicts, lists, tuples, and messages' content) — a copy, never in place."""
+    if isinstance(item, str):
+        return _redact(item, pattern)
+    if isinstance(item, dict):
+        return {k: _walk(v, pattern) for k, v in item.items()}
+    if isinstance(item, (list, tuple)):
+        return type(item)(_walk(v, pattern) for v in item) if type(item) in (list, tuple) else item
+    content = getattr(item, "content", None)
+    if isinstance(content, (str, list)) and hasattr(item, "model_copy"):  # a LangChain message
+        return item.model_copy(update={"content": _walk(content, pattern)})
+    return item
+
+
 def _secrets_pattern(secrets) -> re.Pattern | None:
     """The pattern of every form of every secret, longest first: a form that contains another is replaced whole."""
     return _pattern(sorted({f for s in secret_values(secrets) for f in _forms(s)}, key=len, reverse=True))
@@ -131,7 +167,8 @@ def _pattern(forms: list[str]) -> re.Pattern | None:
     if not forms:
         return None
     alternatives = "|".join(re.escape(f) for f in forms)  # longest first: a form containing another wins
-    return re.compile(f"(?<!{_TOKEN_CHARS})(?:{alternatives})(?!{_TOKEN_CHARS})")
+    # a key right after a percent-escape ("...%3Dsk-abc", a URL inside a URL) starts a token all the same
+    return re.compile(f"(?:(?<!{_TOKEN_CHARS})|(?<=%[0-9A-Fa-f]{{2}}))(?:{alternatives})(?!{_TOKEN_CHARS})")
 
 
 def _redact(text, pattern: re.Pattern | None):

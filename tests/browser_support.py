@@ -32,8 +32,10 @@ needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="Chromium is n
 class Server:
     """`streamlit run streamlit_app.py` on a free port; started, restarted and stopped by the tests."""
 
-    def __init__(self, data_dir: Path, log: Path, launcher: tuple[str, ...] = ("-m", "streamlit"), **env: str):
-        """``launcher``: how Python starts Streamlit (tests/scripted_server.py swaps in a scripted model)."""
+    def __init__(self, data_dir: Path, log: Path, launcher: tuple[str, ...] = ("-m", "streamlit"),
+                 args: tuple[str, ...] = (), **env: str):
+        """``launcher``: how Python starts Streamlit (tests/scripted_server.py swaps in a scripted model);
+        ``args``: more options of ``streamlit run`` (``--server.address 127.0.0.1``)."""
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
@@ -41,13 +43,13 @@ class Server:
         self.data_dir = data_dir
         self.env = {**os.environ, "RAG_DATA_DIR": str(data_dir), "RAG_PROVIDER": "embedded",
                     "RAG_MAX_TOKENS": "64", **env}  # short answers keep the tiny model quick
-        self.launcher = launcher
+        self.launcher, self.args = launcher, args
         self.log = log
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
         cmd = [sys.executable, *self.launcher, "run", "streamlit_app.py", "--server.headless", "true",
-               "--server.port", str(self.port), "--server.fileWatcherType", "none"]
+               "--server.port", str(self.port), "--server.fileWatcherType", "none", *self.args]
         with self.log.open("a") as log:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60

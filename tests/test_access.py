@@ -121,3 +121,27 @@ def test_read_only_pages_offer_no_upload_delete_reindex_or_custom_url(app_data, 
     label = button(at, key_end="sb_open_t-read-only").label
     assert "![" not in label and "`http://attacker.example/t.png`" in label  # a title is shown, never fetched
     assert not [b for b in at.button if (b.key or "").startswith(("sb_delete_", "sb_rename_"))]
+
+
+@pytest.mark.parametrize("password", ["pw", "seven77"])
+def test_a_password_shorter_than_eight_characters_keeps_the_app_closed_with_one_line(app_data, monkeypatch, password,
+                                                                                    capsys):
+    monkeypatch.setenv("RAG_APP_PASSWORD", password)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert_clean(at)
+    assert not gate(at) and not at.sidebar.button  # no form to guess at, and nothing of the app
+    from core.store.access_limit import password_problem
+    from core.studio.render import plain_markdown
+
+    assert password_problem(password) == ("RAG_APP_PASSWORD is refused: a password has at least 8 characters; set a "
+                                          "longer one (the app stays closed until then)")
+    assert [e.value for e in at.error] == [plain_markdown(password_problem(password))]
+    main(["--data-dir", str(app_data), "doctor"])
+    assert "password gate  : refused - RAG_APP_PASSWORD is refused: a password has at least 8" in capsys.readouterr().out
+
+
+def test_a_malformed_trusted_proxies_setting_keeps_the_app_closed(app_data, monkeypatch):
+    monkeypatch.setenv("RAG_APP_PASSWORD", PASSWORD)
+    monkeypatch.setenv("RAG_TRUSTED_PROXIES", "127.0.0.1, nginx.internal")
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not gate(at) and "is not an IP address" in at.error[0].value and "nginx" in at.error[0].value

@@ -91,3 +91,27 @@ def test_replicas_on_one_postgres_database_share_the_counters(database_url):
     assert replica_b.attempt("203.0.113.7") == 0
     replica_b.finish("203.0.113.7", right=True)
     assert replica_a.attempt("203.0.113.7") == 0
+
+
+def test_without_trusted_proxies_every_guess_also_counts_for_everybody():
+    """A forged X-Forwarded-For gives a new address per guess; the counter for everybody still locks."""
+    from core.store.access_limit import EVERYONE, counted_clients
+
+    limiter = AccessLimiter(MemoryCounters(), Clock())
+    forged = [counted_clients(f"203.0.113.{n}", f"203.0.113.{n}", ()) for n in range(FREE_ATTEMPTS + 1)]
+    assert forged[0] == ("203.0.113.0", EVERYONE)
+    assert [wrong(limiter, clients) for clients in forged] == [0] * FREE_ATTEMPTS + [1]
+
+
+def test_trusted_proxies_name_the_client_by_the_header_they_wrote():
+    from core.store.access_limit import counted_clients, trusted_networks
+
+    proxies = trusted_networks("127.0.0.1, 10.0.0.0/8")
+    assert counted_clients("10.0.0.5", "203.0.113.9", proxies) == ("203.0.113.9",)  # a proxy on another host
+    # what the client wrote is left of what our proxies appended: the right-most untrusted entry is the client
+    assert counted_clients("10.0.0.5", "198.51.100.1, 203.0.113.9, 10.0.0.7", proxies) == ("203.0.113.9",)
+    assert counted_clients("198.51.100.1", "203.0.113.9", proxies) == ("198.51.100.1",)  # not through a proxy
+    assert counted_clients("10.0.0.5", "", proxies) == ("10.0.0.5",)  # the proxy named nobody: its own counter
+    assert counted_clients("::ffff:127.0.0.1", "203.0.113.9", proxies) == ("203.0.113.9",)  # a dual-stack socket
+    with pytest.raises(ValueError, match="'proxy.internal' is not an IP address"):
+        trusted_networks("127.0.0.1, proxy.internal")

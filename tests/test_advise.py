@@ -212,3 +212,12 @@ def test_a_real_run_s_claim_check_is_costed_apart_from_the_pattern(sample_data_d
     for text in (markdown_report(report), render_advice(report)):  # both say what the check cost, apart
         assert all(c in text for c in ("mean_llm_calls", "mean_verification_calls", "mean_verification_tokens",
                                        "mean_verification_seconds")), text
+
+
+def test_an_endless_set_file_is_refused_at_the_size_limit_in_one_line(settings, capsys):
+    """``--set /dev/zero`` used to be read whole before the 2 MB check: MemoryError, not a message."""
+    from core.cli.main import main
+
+    assert main(["--data-dir", str(settings.data_path), "advise", "--set", "/dev/zero", "--patterns", "basic"]) == 2
+    err = capsys.readouterr().err  # the samples' indexing progress first, then the one line
+    assert err.endswith("\nerror: zero: larger than 2 MB; split it into smaller sets\n") and "Traceback" not in err

@@ -15,7 +15,7 @@ from core.cli import common
 from core.config import load_settings
 from core.llm.claims.check import VERDICTS, check_claims, verify_answer
 from core.llm.claims.numbers import facts_of, keys_of
-from core.llm.claims.spans import split_answer
+from core.llm.claims.spans import sentences_in, split_answer
 from core.run.verification import trace_event
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -305,6 +305,11 @@ def test_verify_command_prints_claims_as_text_and_json(tmp_path, capsys, monkeyp
     ('{"answer": "a", "documents": {"text": "x"}}', 'error: "documents" must be a list'),
     ('{"answer": "a", "documents": [{"source": "x"}]}', 'error: document 1 must be an object with a "text" string'),
     ('["answer"]', "error: the input must be a JSON object"),
+    pytest.param("[" * 200_000, "error: the input is nested too deeply", id="200000-brackets"),
+    pytest.param('{"answer": "a", "n": ' + "7" * 5000 + "}", "error: the input holds a value Python cannot read",
+                 id="5000-digits"),
+    ('{"answer": "a \\ud800 b", "documents": []}', "error: the input holds a lone surrogate"),
+    ('{"answer": "a", "documents": [{"text": "x", "source": "\\udc00"}]}', "error: the input holds a lone surrogate"),
 ])
 def test_verify_command_refuses_bad_input_in_one_line(tmp_path, capsys, body, message):
     path = tmp_path / "bad.json"
@@ -327,6 +332,39 @@ def test_verify_command_as_a_process(tmp_path):
     bad = _verify_process(tmp_path, '{"answer": 3}', "--mode", "rules")
     assert bad.returncode == 2 and bad.stderr.strip() == 'error: "answer" is missing or not a string'
     assert "Traceback" not in bad.stderr
+    lone = _verify_process(tmp_path, '{"answer": "\\ud800"}', "--mode", "rules")  # --json printed it: UnicodeEncodeError
+    assert lone.returncode == 2 and lone.stderr.startswith("error: the input holds a lone surrogate")
+    assert lone.stderr.count("\n") == 1 and lone.stdout == ""
+
+
+def test_verify_reads_no_more_than_its_limit_from_an_endless_file(tmp_path, capsys):
+    assert cli.main(["--data-dir", str(tmp_path), "verify", "--mode", "rules", "--file", "/dev/zero"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: the input is larger than 20 MB") and err.count("\n") == 1
+
+
+class _CountingText(str):
+    """A line that counts the characters copied out of it by slicing (the old end finder copied every prefix)."""
+
+    copied = 0
+
+    def __getitem__(self, key):
+        piece = str.__getitem__(self, key)
+        _CountingText.copied += len(piece)
+        return piece
+
+
+def test_sentence_ends_cost_time_in_proportion_to_the_line_not_its_square():
+    from core.llm.claims.spans import _ends
+
+    line = _CountingText("The price is 35,000 won. " * 4000)  # 100 KB, 4,000 sentences in one line
+    _CountingText.copied = 0
+    ends = _ends(line)
+    assert len(ends) == 4000 and ends[0] == len("The price is 35,000 won.")
+    assert _CountingText.copied <= 50 * len(line)  # the old finder copied 4,000 prefixes: 200 MB of characters
+    abbreviated = "Dr. Kim met the U.S. team. A. B. Smith left vs. Qwen... Done."  # what the window still sees
+    assert [abbreviated[a:b] for a, b in sentences_in(abbreviated)] == [
+        "Dr. Kim met the U.S. team.", "A. B. Smith left vs. Qwen...", "Done."]
 
 
 # ---------------------------------------------------------------- the real (tiny) model

@@ -18,7 +18,7 @@ SERVER_KEYS = {"OPENAI_API_KEY": "sk-server-secret", "RAG_COMPAT_API_KEY": "comp
 class Recorder(ThreadingHTTPServer):
     """A stand-in for a visitor's own server: answers /models and records every Authorization header."""
 
-    def __init__(self):
+    def __init__(self, address=("127.0.0.1", 0)):
         self.headers_seen: list[str] = []
         self.paths: list[str] = []  # every path asked for, query included
         self.status, self.body = 200, json.dumps({"data": [{"id": "visitor-model"}]}).encode()
@@ -51,7 +51,7 @@ class Recorder(ThreadingHTTPServer):
             def log_message(self, *args):
                 pass
 
-        super().__init__(("127.0.0.1", 0), Handler)
+        super().__init__(address, Handler)
         self.url = f"http://127.0.0.1:{self.server_address[1]}/v1"
 
 
@@ -275,3 +275,77 @@ def test_the_connection_test_of_a_typed_endpoint_shows_no_error_body(recorder):
                                       urls={"compat_base_url": recorder.url}, keys={})
     status = check(settings, "openai-compatible", negotiate=True)  # the sidebar's "test connection"
     assert "SECRET" not in status.line() + " ".join(status.notes) and "stack trace" not in status.line()
+
+
+@pytest.mark.parametrize("provider", ["ollama", "openai"])
+def test_embedding_calls_follow_no_redirect_and_show_no_error_body(recorder, internal, provider):
+    """Both embedding clients were built to follow redirects: a 307 led to an internal service, and its body was
+    in the error the Knowledge page shows."""
+    from core.llm.embeddings import get_embeddings
+
+    recorder.status, recorder.redirect_to = 307, internal.url + "/metadata"
+    recorder.body = internal.body = json.dumps({"secret": "internal-metadata"}).encode()
+    url_field = {"ollama": "ollama_host", "openai": "openai_base_url"}[provider]
+    settings = with_visitor_endpoints(Settings(embedding_provider=provider, embedding_model="e", request_timeout=10),
+                                      urls={url_field: recorder.url}, keys={"openai_api_key": "sk-visitors-own"})
+    with pytest.raises(Exception) as failure:
+        get_embeddings(settings).embed_documents(["menu"])
+    assert recorder.paths and internal.paths == []
+    assert "internal-metadata" not in str(failure.value) and "secret" not in str(failure.value)
+    assert "HTTP 307" in str(failure.value)
+
+
+@pytest.mark.parametrize("url", ["http://[64:ff9b::a00:1]/", "http://[2002:a9fe:a9fe::1]/", "http://[::a00:1]/v1",
+                                 "http://[64:ff9b:1::808:808]/", "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/",
+                                 "http://[64:ff9b::7f00:1]:11434/"])
+def test_nat64_6to4_and_other_embedded_ipv4_forms_are_checked_as_the_address_they_carry(url):
+    from core.endpoints import typed_endpoint_problem
+
+    assert "private" in typed_endpoint_problem(url, allow_private=False)
+
+
+def test_an_embedded_public_ipv4_address_is_still_public():
+    from core.endpoints import typed_endpoint_problem
+
+    for url in ("http://[64:ff9b::808:808]/v1", "http://[2002:808:808::1]/v1", "http://[2606:4700::1111]/v1"):
+        assert typed_endpoint_problem(url, allow_private=False) == "", url
+
+
+@pytest.fixture
+def default_ollama():
+    """A listener on Ollama's default address (localhost:11434): what a default URL would reach."""
+    import errno
+
+    try:
+        server = Recorder(("127.0.0.1", 11434))
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            pytest.skip("something else listens on localhost:11434")
+        raise
+    server.body = json.dumps({"models": [{"name": "qwen2.5:7b"}]}).encode()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_shared_deployment_calls_no_ollama_url_the_operator_did_not_configure(tmp_path, monkeypatch, default_ollama):
+    from core.config import load_settings
+    from core.llm.embeddings import get_embeddings
+    from core.llm.models import ProviderError, check, get_chat_model, resolve_provider
+
+    monkeypatch.setenv("RAG_APP_PASSWORD", "a shared secret")
+    for name in ("OLLAMA_HOST", "RAG_OLLAMA_HOST", "RAG_PROVIDER", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    settings = load_settings(root=tmp_path, provider="ollama", embedding_provider="ollama")
+    status = check(settings, "ollama")  # the sidebar's and the home page's status, on picking "ollama"
+    assert status.status == "not configured" and "set OLLAMA_HOST" in status.detail
+    with pytest.raises(ProviderError, match="not configured on this server"):
+        get_chat_model(settings)
+    with pytest.raises(ValueError, match="not configured on this server"):
+        get_embeddings(settings)
+    assert resolve_provider(settings.with_(provider="")) == "embedded"  # the automatic choice does not probe it
+    assert default_ollama.paths == []
+    monkeypatch.setenv("OLLAMA_HOST", "http://localhost:11434")  # configured: called
+    assert check(load_settings(root=tmp_path, provider="ollama"), "ollama").status == "ok"
+    assert default_ollama.paths == ["/api/tags"]

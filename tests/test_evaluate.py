@@ -194,3 +194,19 @@ def test_broken_question_sets_say_which_line_and_why():
     for text, message in cases.items():
         with pytest.raises(QuestionSetError, match=message.replace("(", r"\(")):
             parse_question_set(text, "set.jsonl")
+
+
+def test_a_saved_set_never_replaces_another_of_the_same_name_without_being_asked(settings):
+    """Two visitors saving under the default name "my-questions": the second used to replace the first silently."""
+    from core.studio.question_set import load_saved_question_set, save_question_set, saved_question_sets
+
+    first = [{"question": "스테이크는 얼마인가요?"}]
+    second = [{"question": "와인은 있나요?"}]
+    assert save_question_set(settings, "my-questions", first) == "my-questions.jsonl"
+    assert save_question_set(settings, "my-questions", second) == "my-questions-2.jsonl"
+    assert load_saved_question_set(settings, "my-questions.jsonl")[0]["question"] == "스테이크는 얼마인가요?"
+    assert save_question_set(settings, "my-questions", second, replace=True) == "my-questions.jsonl"  # asked for
+    assert load_saved_question_set(settings, "my-questions.jsonl")[0]["question"] == "와인은 있나요?"
+    read_only = settings.with_(read_only=True)
+    assert save_question_set(read_only, "my-questions", first, replace=True) == "my-questions-3.jsonl"
+    assert saved_question_sets(settings) == ["my-questions-2.jsonl", "my-questions-3.jsonl", "my-questions.jsonl"]

@@ -1,6 +1,7 @@
 """Hybrid retrieval: Kiwi keyword tokens, the keyword index's life with its collection, RRF, the CLI, teams."""
 
 import json
+import shutil
 
 import pytest
 from fakes import HashEmbeddings
@@ -248,6 +249,49 @@ def test_cli_search_refuses_an_empty_query_with_a_clear_message(settings, capsys
     assert cli_main(["--data-dir", settings.data_dir, "search", "--collection", "docs", "  "]) == 2
     captured = capsys.readouterr()
     assert "the query is empty" in captured.err and captured.out == ""
+
+
+def _fresh_process(kb):
+    """Forget the indexes this process holds: the next search reads what is on disk, as a new process would."""
+    keyword_index._cache.clear()
+    keyword_index._unions.clear()
+
+
+@pytest.mark.parametrize("bad", [5, [1, 2], "text", None])
+def test_a_damaged_stored_index_is_rebuilt_from_the_chunks_with_one_warning(kb, tmp_path, bad, caplog):
+    """Valid JSON, the right digest, but token values that are not lists of strings: search raised TypeError."""
+    kb.ingest([_write(tmp_path, "menu.md", MENU_V1)], "docs")
+    path = keyword_index.index_path(kb.settings.data_path, "docs")
+    record = _stored(kb, "docs")
+    path.write_text(json.dumps({**record, "tokens": {chunk: bad for chunk in record["tokens"]}}), encoding="utf-8")
+    _fresh_process(kb)
+    assert _keyword_sources(kb, "docs", "블랙 트러플")[0] == ("menu.md", ["블랙", "트러플"])
+    assert any("keyword index" in r.message and str(path) in r.message for r in caplog.records)
+    assert _stored(kb, "docs")["tokens"] == record["tokens"]  # written again, whole
+
+
+@pytest.mark.parametrize("breakage", ["folder is a file", "index is a folder"])
+def test_an_unwritable_index_stays_in_memory_and_every_search_mode_answers(kb, tmp_path, breakage, caplog, capsys,
+                                                                           monkeypatch):
+    kb.ingest([_write(tmp_path, "menu.md", MENU_V1)], "docs")
+    path = keyword_index.index_path(kb.settings.data_path, "docs")
+    if breakage == "folder is a file":
+        shutil.rmtree(path.parent)
+        path.parent.write_text("not a folder")
+    else:
+        path.unlink()
+        path.mkdir()
+    kb.ingest([_write(tmp_path, "notes.md", NOTES)], "docs")  # a write: the index must be updated, cannot be stored
+    _fresh_process(kb)
+    for mode in ("keyword", "hybrid", "dense"):
+        found = hybrid.search(kb, ["docs"], "generate_with_counter", 3, mode)
+        assert found.documents and not found.problems, mode  # was: FileExistsError / IsADirectoryError
+    warned = [r.message for r in caplog.records if "cannot be written" in r.message]
+    assert warned and str(path) in warned[0]
+    monkeypatch.setattr("core.knowledge.base.get_embeddings", lambda s: HashEmbeddings())
+    assert cli_main(["--data-dir", kb.settings.data_dir, "search", "--collection", "docs", "--mode", "dense",
+                     "--json", "generate_with_counter"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"]
 
 
 # ---------------------------------------------------------------- teams

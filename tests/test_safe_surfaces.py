@@ -38,9 +38,13 @@ MARK = "# md-safe:"
 NOT_STREAMLIT = {"kb", "registry", "json", "re", "os", "p", "prefs", "store", "logger"}  # kb.info() is no st.info()
 
 
-def _receiver(call: ast.Call) -> str:
-    value = call.func.value
-    return value.id if isinstance(value, ast.Name) else ""
+def _renderers(call: ast.Call) -> list[str]:
+    """The Streamlit renderers a call may reach: ``st.error(...)``, and those named inside its callee expression
+    (``(st.success if ok else st.error)(...)``, ``{True: st.info}[ok](...)``), which the direct form missed."""
+    callees = [call.func] if isinstance(call.func, ast.Attribute) else \
+        [n for n in ast.walk(call.func) if isinstance(n, ast.Attribute)]
+    return [n.attr for n in callees if n.attr in RENDERERS
+            and not (isinstance(n.value, ast.Name) and n.value.id in NOT_STREAMLIT)]
 
 
 def _safe(node: ast.AST) -> bool:
@@ -68,7 +72,8 @@ def _safe(node: ast.AST) -> bool:
 
 def _texts(call: ast.Call) -> list[ast.AST]:
     texts = [k.value for k in call.keywords if k.arg in TEXT_KEYWORDS]
-    if call.args and call.func.attr not in ("progress", "update", "page_link"):  # progress(value, text=...), page_link(page)
+    first_is_text = any(name not in ("progress", "update", "page_link") for name in _renderers(call))
+    if call.args and first_is_text:  # progress(value, text=...), page_link(page)
         texts.append(call.args[0])
     return texts
 
@@ -79,8 +84,7 @@ def unsafe_calls() -> list[str]:
         source = path.read_text(encoding="utf-8")
         lines = source.splitlines()
         for node in ast.walk(ast.parse(source)):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in RENDERERS) or _receiver(node) in NOT_STREAMLIT:
+            if not (isinstance(node, ast.Call) and _renderers(node)):
                 continue
             if any(MARK in line for line in lines[node.lineno - 1:node.end_lineno]):
                 continue
@@ -103,6 +107,10 @@ def test_no_markdown_surface_shows_text_that_skipped_the_safe_renderer():
     ("st.error(str(exc))", False),
     ("st.markdown('**Sources**')", True),
     ("bar.progress(0.5, text=label)", False),
+    ("(st.success if ok else st.error)(f'**Model:** {status.line()}')", False),
+    ("(st.success if ok else st.error)(f'**Model:** {plain_markdown(status.line())}')", True),
+    ("{True: st.info, False: st.warning}[ok](name)", False),
+    ("kb.info(name)", True),
 ])
 def test_the_check_itself_tells_safe_from_unsafe(expression, safe):
     call = ast.parse(expression).body[0].value

@@ -183,3 +183,52 @@ def test_keys_with_regex_metacharacters_are_masked():
     key = "k3y.+*?[(|$^\\"
     assert redact(f"failed with {key} here", [key]) == "failed with *** here"
     assert redact("failed with k3yX+*?[(|$^\\ here", [key]) == "failed with k3yX+*?[(|$^\\ here"
+
+
+def test_a_key_typed_into_a_question_or_echoed_in_an_answer_is_stored_redacted(settings):
+    """Redacted in spans and CLI output already; the question and the answer went into threads.sqlite and
+    checkpoints.sqlite as typed."""
+    import sqlite3
+
+    settings = settings.with_(openai_api_key=SECRETS[0], k=2)
+    KnowledgeBase(settings).ingest([SAMPLES_DIR / "restaurant_menu.md"], "restaurant_menu")
+    script = Script(router={"route": "restaurant_menu"}, answer=f"Your key {SECRETS[0]} works; ₩35,000 [1].")
+    model = ScriptedChatModel(responder=script)
+    ctx = make_context(settings, llm=model, grader=model, web=web_ok("x"))
+    done = run("adaptive", f"my key is {SECRETS[0]}: 스테이크 가격?", settings, ctx=ctx)
+    assert done["answer"] == "Your key *** works; ₩35,000 [1]." and done["question"] == "my key is ***: 스테이크 가격?"
+    for name in ("threads.sqlite", "checkpoints.sqlite"):
+        path = Path(settings.data_dir) / name
+        with sqlite3.connect(path) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the WAL's pages into the file read below
+        data = b"".join(p.read_bytes() for p in path.parent.glob(name + "*"))
+        assert SECRETS[0].encode() not in data and b"works; " in data, name
+
+
+def test_a_key_after_a_percent_escape_is_redacted():
+    from core.secrets import redact
+
+    url = f"https://proxy.example/?target=https%3A%2F%2Fapi.example%2F%3Fkey%3D{SECRETS[1]}%26q%3D1"
+    assert redact(url, [SECRETS[1]]) == "https://proxy.example/?target=https%3A%2F%2Fapi.example%2F%3Fkey%3D***%26q%3D1"
+    assert redact(f"key%3D{SECRETS[1]}x", [SECRETS[1]]) == f"key%3D{SECRETS[1]}x"  # a longer token stays
+
+
+def test_a_too_short_key_is_reported_as_refused_where_it_is_read_not_as_missing(tmp_path, monkeypatch, capsys):
+    """``OPENAI_API_KEY=a ... ask --provider openai`` said "OpenAI needs OPENAI_API_KEY: set it"; doctor "no TAVILY_API_KEY"."""
+    from core.cli.main import main
+    from core.config import load_settings
+    from core.knowledge.web_search import web_search, web_status
+    from core.llm.embeddings import get_embeddings
+
+    monkeypatch.setenv("OPENAI_API_KEY", "a")
+    monkeypatch.setenv("TAVILY_API_KEY", "abc")
+    settings = load_settings(root=tmp_path, data_dir=str(tmp_path / "data"), embedding_provider="openai")
+    assert web_status(settings) == ("unavailable: TAVILY_API_KEY is refused: a key has at least 8 characters; set the "
+                                    "real key, or leave it empty")
+    assert "is refused: a key has at least 8" in web_search("menu", settings).reason
+    with pytest.raises(ValueError, match="OPENAI_API_KEY is refused: a key has at least 8 characters"):
+        get_embeddings(settings)
+    assert main(["--data-dir", str(tmp_path / "data"), "ask", "--provider", "openai", "--pattern", "basic",
+                 "스테이크 가격?"]) != 0
+    err = capsys.readouterr().err
+    assert "OPENAI_API_KEY is refused: a key has at least 8 characters" in err and "needs OPENAI_API_KEY" not in err

@@ -8,7 +8,8 @@ import hmac
 import streamlit as st
 
 from core.config import load_settings
-from core.store.access_limit import LOCAL_CLIENT, limiter_for
+from core.store.access_limit import LOCAL_CLIENT, counted_clients, gate_problem, limiter_for, trusted_networks
+from core.studio.render import plain_markdown
 from ui.i18n import t
 
 
@@ -18,12 +19,25 @@ def password_matches(typed: str, expected: str) -> bool:
 
 
 def client_address() -> str:
-    """The browser's address as the server sees it (None on localhost and in AppTest: one shared key)."""
+    """The browser's address as the server sees it (None on localhost and in AppTest: one shared key).
+
+    Streamlit's server already replaced it with X-Forwarded-For's when the connection came from 127.0.0.1:
+    counted_clients decides how far to believe it.
+    """
     try:
         address = st.context.ip_address
     except Exception:  # no script context (a bare run): the shared key
         return LOCAL_CLIENT
     return address if isinstance(address, str) and address else LOCAL_CLIENT  # AppTest gives a mock
+
+
+def forwarded_for() -> str:
+    """The X-Forwarded-For header of this session's websocket handshake ('' when none)."""
+    try:
+        value = st.context.headers.get("X-Forwarded-For", "")
+    except Exception:  # no script context
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def require_access() -> None:
@@ -38,6 +52,10 @@ def require_access() -> None:
     if not settings.app_password:
         return
     st.title(t("app_title"))
+    problem = gate_problem(settings)
+    if problem:  # closed, not open: a guessable password (or proxies we cannot read) guards nothing
+        st.error(plain_markdown(problem))
+        st.stop()
     with st.form("access_gate"):
         typed = st.text_input(t("password"), type="password", key="access_password")
         if st.form_submit_button(t("enter"), type="primary"):
@@ -46,7 +64,8 @@ def require_access() -> None:
 
 
 def _check(typed: str, settings) -> None:
-    limiter, client = limiter_for(settings), client_address()
+    limiter = limiter_for(settings)
+    client = counted_clients(client_address(), forwarded_for(), trusted_networks(settings.trusted_proxies))
     wait = limiter.attempt(client)
     if wait:
         st.error(t("locked_out", seconds=wait))  # md-safe: a number of seconds

@@ -38,8 +38,12 @@ def chat_page(pattern_id: str) -> None:
         _turn(turn, settings, key=f"{thread_id}_{i}", latest=i == len(turns) - 1)
     thread = get_registry(settings).get(thread_id) if thread_id else None
     waiting = bool(thread and thread["status"] == "waiting")
+    mine = _mine(settings, thread_id)
     question = None
-    if waiting and turns and turns[-1].get("interrupt"):  # the payload the checkpoint waits on
+    if thread and not mine:  # read-only: another visitor's thread is read here; asking starts this visitor's own
+        st.info(t("others_thread"))
+        waiting = False
+    elif waiting and turns and turns[-1].get("interrupt"):  # the payload the checkpoint waits on
         with st.chat_message("assistant", avatar="⏸️"):
             st.info(t("waiting_review"))
             decision = review_controls(thread_id, turns[-1]["interrupt"])
@@ -55,7 +59,22 @@ def chat_page(pattern_id: str) -> None:
     typed = st.chat_input(t("ask"), key=f"chat_{pattern_id}", submit_mode="disable", disabled=waiting)
     question = typed if typed is not None else question
     if question is not None:
-        _run(pattern, question, settings, options, thread_id)
+        _run(pattern, question, settings, options, thread_id if mine else None)
+
+
+def _mine(settings: Settings, thread_id: str | None) -> bool:
+    """Whether this session may add to the thread: always, unless read-only, where only threads it started.
+
+    Every visitor sees every thread in the sidebar; in read-only mode a visitor's question must not land in
+    someone else's conversation, so it starts a thread of this visitor's own instead.
+    """
+    return not settings.read_only or not thread_id or thread_id in st.session_state.get("own_threads", set())
+
+
+def _started(pattern_id: str, thread_id: str) -> None:
+    """A run of this session started (or continued) ``thread_id``: open it, and remember it is this visitor's."""
+    st.session_state.setdefault("own_threads", set()).add(thread_id)
+    set_thread(pattern_id, thread_id)
 
 
 def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
@@ -106,7 +125,7 @@ def _run(pattern: Pattern, question: str, settings: Settings, options: dict, thr
     with st.chat_message("assistant"):
         try:
             final = run_live(stream_run(pattern.id, question, settings, thread_id=thread_id, **options),
-                             on_start=lambda tid: set_thread(pattern.id, tid))
+                             on_start=lambda tid: _started(pattern.id, tid))
         except RunInputError as exc:
             _keep_draft(pattern.id, question, str(exc))
             st.rerun()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.patterns import all_patterns
+from core.studio.render import plain_markdown
 from ui.graph_view import graph_diagram
 from ui.i18n import pattern_description, t
 from ui.nav import tool_links
@@ -19,7 +20,7 @@ def home_page() -> None:
     st.title(t("app_title"))
     st.write(t("app_intro"))
     status = provider_status(settings)
-    (st.success if status.ok else st.error)(f"**{t('home_model')}:** {status.line()}")
+    (st.success if status.ok else st.error)(f"**{t('home_model')}:** {plain_markdown(status.line())}")
     if settings.provider == "embedded":
         st.info(embedded_notice(settings), icon="ℹ️")
     links = tool_links()

@@ -140,6 +140,9 @@ STRINGS = {
     "export_json": ("Download JSON", "JSON 다운로드"),
     "export_md": ("Download Markdown", "Markdown 다운로드"),
     "stopped": ("Stopped", "종료 사유"),
+    "others_thread": ("Read-only: this is another visitor's conversation. You can read it; a question you ask "
+                      "starts a conversation of your own.",
+                      "읽기 전용: 다른 방문자의 대화입니다. 읽을 수는 있고, 질문하면 내 대화가 새로 시작됩니다."),
     "waiting_review": ("This run is waiting for your review.", "이 실행은 검토를 기다리고 있습니다."),
     "edited_in_review": ("✏️ Edited in review; first asked: {question}", "✏️ 검토 중 수정됨; 처음 질문: {question}"),
     "review_title": ("Review", "검토"),

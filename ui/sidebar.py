@@ -45,7 +45,8 @@ def sidebar(pattern_id: str | None = None, notice: bool = True) -> tuple[Setting
         st.caption(f"{t('web_search')}: {web}")  # md-safe: one of our two labels
         if st.button(t("test_connection"), key="sb_test", width="stretch"):
             status = check(settings, negotiate=True)  # also what the endpoint honours (structured output, tools)
-            (st.success if status.ok else st.error)("  \n".join([status.line(), *status.notes]))
+            shown = "  \n".join(plain_markdown(line) for line in [status.line(), *status.notes])  # a server's model ids
+            (st.success if status.ok else st.error)(shown)  # md-safe: each line through plain_markdown above
         if notice and settings.provider == "embedded":
             st.info(embedded_notice(settings), icon="ℹ️")
         if pattern_id:

@@ -117,7 +117,7 @@ def stores_ready(settings: Settings, sidebar: bool = False) -> bool:
     """Whether threads and checkpoints can be used; if not, core's message is shown (never a traceback)."""
     problem = store_problem(settings)
     if problem:
-        (st.caption if sidebar else st.error)(problem)
+        (st.caption if sidebar else st.error)(plain_markdown(problem))  # a path may hold Markdown marks
     return not problem
 
 

@@ -17,12 +17,16 @@ def cmd_doctor(settings: Settings, args) -> int:
     from core.llm.embeddings import get_embeddings
     from core.llm.model_files import EMBEDDED_MODELS
     from core.llm.models import ProviderError, check, resolve_provider
+    from core.store.access_limit import gate_problem
 
     backends = report_backends(settings)
     for backend in backends:
         print(backend.line())
     if not all(b.ok for b in backends):
         return 1
+    gate = gate_problem(settings)
+    if settings.app_password or gate:
+        print(f"password gate  : {'refused - ' + gate if gate else 'ok'}")
     try:
         common.prepare_model(settings)
     except ProviderError as exc:
@@ -51,7 +55,7 @@ def cmd_doctor(settings: Settings, args) -> int:
                   f"{len(info['sources'])} source(s)")
     except Exception as exc:
         print(f"knowledge base : error - {exc}")
-    return 0 if status.ok else 1
+    return 0 if status.ok and not gate else 1
 
 
 def cmd_bench(settings: Settings, args) -> int:

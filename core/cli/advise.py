@@ -111,7 +111,7 @@ def _advice_set(settings: Settings, args, kb):
                                      progress=_eta_progress, should_stop=stop.is_set, k=settings.k)
     if not done.items:
         raise ValueError(f"no question could be written from {', '.join(args.collection)}: {done.summary()['dropped']}")
-    save_question_set(settings, name, done.items)
+    name = save_question_set(settings, name, done.items, replace=True)  # --fresh: the collection's set, written anew
     sys.stderr.write(f"wrote {len(done.items)} questions, saved as {name}\n")
     return name, done.items
 

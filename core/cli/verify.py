@@ -7,8 +7,11 @@ Exit 0 when the check ran, whatever the verdicts; 2 with one line on stderr when
 from __future__ import annotations
 
 import json
+import re
 import sys
-from pathlib import Path
+
+MAX_INPUT_BYTES = 20_000_000  # ten times a long report with its documents; /dev/zero is refused here, not by MemoryError
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class InputError(ValueError):
@@ -21,6 +24,10 @@ def parse_request(text: str) -> dict:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"the input is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:  # "[[[[..." 200,000 deep: the parser's recursion, not a crash
+        raise InputError("the input is nested too deeply to be a verify request") from None
+    except ValueError as exc:  # a number of more than 4,300 digits (Python's int limit), and its like
+        raise InputError(f"the input holds a value Python cannot read ({str(exc).split(':')[0]})") from None
     if not isinstance(data, dict):
         raise InputError('the input must be a JSON object: {"question", "answer", "documents": [{"text", "source"}]}')
     if not isinstance(data.get("answer"), str):
@@ -34,7 +41,33 @@ def parse_request(text: str) -> dict:
     question = data.get("question", "")
     if not isinstance(question, str):
         raise InputError('"question" must be a string')
+    texts = [question, data["answer"], *(str(doc.get(key, "")) for doc in documents for key in ("text", "source"))]
+    if any(_SURROGATE.search(t) for t in texts):  # "\\ud800" alone is valid JSON but no text: it cannot be printed
+        raise InputError("the input holds a lone surrogate escape (\\ud800-\\udfff), which is not text")
     return {"question": question, "answer": data["answer"], "documents": documents}
+
+
+def read_input(file: str | None) -> str:
+    """The request text from ``file`` or stdin, at most MAX_INPUT_BYTES of it (an endless file is refused)."""
+    if not file and not hasattr(sys.stdin, "buffer"):  # a text stream standing in for stdin
+        data = sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8", "surrogatepass")
+        return _decoded(data)
+    source = open(file, "rb") if file else sys.stdin.buffer  # noqa: SIM115 - closed below when it is ours
+    try:
+        data = source.read(MAX_INPUT_BYTES + 1)
+    finally:
+        if file:
+            source.close()
+    return _decoded(data)
+
+
+def _decoded(data: bytes) -> str:
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(f"the input is larger than {MAX_INPUT_BYTES // 1_000_000} MB")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InputError("the input is not UTF-8 text") from None
 
 
 def render(result: dict) -> str:
@@ -61,8 +94,7 @@ def run(settings, args, prepare_model) -> int:
     from core.llm.claims.check import claim_mode, verify_answer
 
     try:
-        raw = Path(args.file).read_text(encoding="utf-8") if args.file else sys.stdin.read()
-        request = parse_request(raw)
+        request = parse_request(read_input(args.file))
     except OSError as exc:
         sys.stderr.write(f"error: cannot read {args.file}: {exc.strerror or exc}\n")
         return 2

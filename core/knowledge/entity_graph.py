@@ -17,7 +17,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import os
 import threading
 import time
 from pathlib import Path
@@ -103,10 +102,11 @@ def import_graph(data: dict) -> nx.MultiDiGraph:
 
 
 def _write(path: Path, record: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)  # atomic: a reader never sees half a graph
+    """Store a graph whole (a reader never sees half), 0600 in the data directory's 0700 ``graphs/``."""
+    from core.store.files import private_folder, write_private
+
+    private_folder(path.parent.parent, path.parent.name)
+    write_private(path, json.dumps(record, ensure_ascii=False))
 
 
 def _read(path: Path) -> dict | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,7 +118,7 @@ def ensure_index(kb, collection: str) -> KeywordIndex:
         index = KeywordIndex.build(collection, digest, tokens)
         index.fingerprint = fingerprint
         if record.get("digest") != digest:  # loaded as stored: nothing to write
-            _write(path, {"version": FORMAT_VERSION, "tokenizer": TOKENIZER, "collection": collection,
+            _store(path, {"version": FORMAT_VERSION, "tokenizer": TOKENIZER, "collection": collection,
                           "digest": digest, "tokens": tokens})
         _cache[str(path)] = index
         return index
@@ -163,22 +162,55 @@ def drop_index(data_path: Path, collection: str) -> None:
     """Forget a deleted collection's index, on disk and in memory."""
     path = index_path(data_path, collection)
     with _lock(path):
-        path.unlink(missing_ok=True)
         _cache.pop(str(path), None)
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:  # a folder in its place: nothing of ours to delete
+            log.warning("keyword index %s not deleted (%s)", path, exc.__class__.__name__)
 
 
 def _read(path: Path) -> dict:
+    """The stored index, or {} when there is none or it cannot be used (then it is rebuilt from the chunks)."""
+    if not path.exists():
+        return {}
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError) as exc:
+        log.warning("keyword index %s cannot be read (%s); rebuilt from the collection's chunks", path,
+                    exc.__class__.__name__)
         return {}
-    ok = isinstance(record, dict) and record.get("version") == FORMAT_VERSION and record.get("tokenizer") == TOKENIZER \
-        and isinstance(record.get("tokens"), dict)
-    return record if ok else {}
+    if not _usable(record):
+        log.warning("keyword index %s is damaged or from another version; rebuilt from the collection's chunks", path)
+        return {}
+    return record
+
+
+def _usable(record) -> bool:
+    """A record of this format whose tokens are lists of strings (a hand-edited file may hold anything)."""
+    tokens = record.get("tokens") if isinstance(record, dict) else None
+    return isinstance(record, dict) and record.get("version") == FORMAT_VERSION and \
+        record.get("tokenizer") == TOKENIZER and isinstance(tokens, dict) and isinstance(record.get("digest"), str) and \
+        all(isinstance(v, list) and all(isinstance(t, str) for t in v) for v in tokens.values())
+
+
+def _store(path: Path, record: dict) -> None:
+    """Write the index; when its place cannot be written (``keyword`` a file, the ``.json`` a folder, a read-only
+    disk) the index lives in memory for this process, with one warning naming the path: searches go on."""
+    try:
+        _write(path, record)
+    except OSError as exc:
+        if str(path) not in _unwritable:
+            _unwritable.add(str(path))
+            log.warning("keyword index %s cannot be written (%s: %s); kept in memory only", path,
+                        exc.__class__.__name__, exc.strerror or exc)
+
+
+_unwritable: set[str] = set()  # paths already warned about
 
 
 def _write(path: Path, record: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(path)  # atomic: another process never reads half an index
+    """Store an index whole (another process never reads half of one), 0600 in the data directory's 0700 ``keyword/``."""
+    from core.store.files import private_folder, write_private
+
+    private_folder(path.parent.parent, path.parent.name)
+    write_private(path, json.dumps(record, ensure_ascii=False))

@@ -8,7 +8,7 @@ from typing import Literal
 from langchain_core.documents import Document
 
 from core.config import Settings
-from core.secrets import redact, refused_key_message
+from core.secrets import redact
 
 MAX_QUERY_CHARS = 380  # Tavily rejects long queries with HTTP 400
 
@@ -35,7 +35,9 @@ def shorten_query(query: str, limit: int = MAX_QUERY_CHARS) -> str:
 
 
 def web_status(settings: Settings) -> str:
-    return "configured" if settings.tavily_api_key else "unavailable: no TAVILY_API_KEY"
+    """What the doctor and the sidebar say about web search: configured, not set, or a key refused as too short."""
+    return "configured" if settings.tavily_api_key else "unavailable: " + settings.missing_key("tavily_api_key",
+                                                                                               "no TAVILY_API_KEY")
 
 
 def normalise(raw, query: str) -> WebResult:
@@ -69,8 +71,7 @@ def web_search(query: str, settings: Settings, max_results: int = 3, client=None
         return WebResult("empty", reason="empty query", query=query)
     if client is None:
         if not settings.tavily_api_key:
-            reason = (refused_key_message("tavily_api_key") if "tavily_api_key" in settings.refused_keys
-                      else "web search is not configured (no TAVILY_API_KEY)")
+            reason = settings.missing_key("tavily_api_key", "web search is not configured (no TAVILY_API_KEY)")
             return WebResult("unavailable", reason=reason, query=query)
         try:
             from langchain_tavily import TavilySearch

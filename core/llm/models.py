@@ -54,6 +54,8 @@ _probes: dict[str, tuple[float, bool]] = {}
 
 def _ollama_reachable(settings: Settings) -> bool:
     """Probe Ollama, remembering the answer for 30 s (resolved on every run, must stay cheap)."""
+    if settings.unconfigured_server("ollama"):  # a shared deployment does not probe localhost:11434 by default
+        return False
     host = settings.ollama_host.rstrip("/")
     cached = _probes.get(host)
     if cached and time.monotonic() - cached[0] < 30:
@@ -105,6 +107,8 @@ def context_size(settings: Settings, provider: str | None = None) -> int | None:
 def get_chat_model(settings: Settings, role: str = "main") -> BaseChatModel:
     """A LangChain chat model for the configured provider. ``role="grader"`` may pick a cheaper model."""
     provider = resolve_provider(settings)
+    if settings.unconfigured_server(provider):
+        raise ProviderError(settings.unconfigured_server(provider))
     name = model_name(settings, provider, role)
     limit = context_size(settings, provider)
     max_tokens = min(settings.max_tokens, limit) if limit else settings.max_tokens  # never more than fits
@@ -134,8 +138,8 @@ def _build_embedded(settings: Settings, name: str, common: dict) -> BaseChatMode
 
 def _build_openai(settings: Settings, name: str, common: dict) -> BaseChatModel:
     if not settings.openai_api_key:
-        raise ProviderError("OpenAI needs OPENAI_API_KEY: set it in the environment, .env or "
-                            ".streamlit/secrets.toml, or choose another provider")
+        raise ProviderError(settings.missing_key("openai_api_key", "OpenAI needs OPENAI_API_KEY: set it in the "
+                                                 "environment, .env or .streamlit/secrets.toml, or choose another provider"))
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(model=name, api_key=settings.openai_api_key, base_url=settings.openai_base_url or None,
@@ -274,6 +278,8 @@ def check(settings: Settings, provider: str | None = None, negotiate: bool = Fal
         model = model_name(settings, provider)
         if PROVIDER_KEY_FIELDS.get(provider) in settings.refused_keys:  # a key too short to be one: say so
             return ProviderStatus(provider, model, "bad key", refused_key_message(PROVIDER_KEY_FIELDS[provider]))
+        if settings.unconfigured_server(provider):  # a shared deployment never probes a default URL
+            return ProviderStatus(provider, model, "not configured", settings.unconfigured_server(provider))
         status = PROVIDER_TABLE[provider].check(settings, model)
         if negotiate and status.ok and provider == "openai-compatible":
             from core.llm.structured import describe, negotiate_endpoint

@@ -56,29 +56,43 @@ def answer_request(question: str) -> str:
 # the tags prompts fence data with; inside the data they are escaped so a document cannot close its fence
 FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers", "collections", "focus",
               "already_written")
-_OPENER = re.compile("[<\uFF1C\uFE64]")  # '<' and the forms NFKC folds into it (full-width, small)
-_TAG_AFTER = re.compile(rf"\s*/?\s*(?:{'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
-_LOOKAHEAD = 48  # characters after an opener that can still spell a fence tag (with hidden characters)
+_TAG = re.compile(rf"<\s*+/?\s*+(?:{'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): drawn as nothing, so a tag padded with them
+# reads as the tag. Not all of them are format characters (Cf): variation selectors and U+034F are marks (Mn)
+_IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+                        "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
+                        "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
 
 
 def escape_fences(text: str) -> str:
     """Untrusted text with every fence tag (``<document>``, ``</answer>``...) made harmless.
 
-    A tag disguised for a reader but not for a model (``</docu\u00adment>``, ``</document\u200b>``,
-    full-width ``＜/document＞``) is recognised too: the text after each opener is compared in its
-    NFKC form without format characters. Only the opener is replaced; the rest stays as written.
+    A tag disguised for a reader but not for a model (``</docu\u00adment>``, ``</documents\ufe0f>``,
+    full-width ``＜/document＞``) is recognised too: tags are looked for in what a tokenizer reads (each
+    character NFKC-folded, format characters and default-ignorable code points dropped), however many
+    hidden characters pad them. Only the opener is replaced; the rest stays as written.
     """
-    text, out, last = str(text), [], 0
-    for opener in _OPENER.finditer(text):
-        if _TAG_AFTER.match(_visible(text[opener.end():opener.end() + _LOOKAHEAD])):
-            out += [text[last:opener.start()], "&lt;"]
-            last = opener.end()
+    text = str(text)
+    visible, origin = _visible(text)
+    openers = sorted({origin[tag.start()] for tag in _TAG.finditer(visible)})
+    out, last = [], 0
+    for at in openers:
+        out += [text[last:at], "&lt;"]
+        last = at + 1
     return "".join(out) + text[last:]
 
 
-def _visible(text: str) -> str:
-    """What a tokenizer reads: NFKC-folded, format characters (zero-width, soft hyphen...) removed."""
-    return "".join(c for c in unicodedata.normalize("NFKC", text) if unicodedata.category(c) != "Cf")
+def _visible(text: str) -> tuple[str, list[int]]:
+    """What a tokenizer reads, and for each of its characters the index of the character it came from."""
+    chars, origin = [], []
+    for index, char in enumerate(text):
+        if _IGNORABLE.match(char) or unicodedata.category(char) == "Cf":
+            continue
+        for folded in unicodedata.normalize("NFKC", char):  # '＜' and '﹤' fold into '<'
+            if not _IGNORABLE.match(folded):
+                chars.append(folded)
+                origin.append(index)
+    return "".join(chars), origin
 
 
 def fence(text: str, tag: str = "document", inline: bool = False) -> str:

@@ -27,7 +27,7 @@ from core.run.verification import should_verify, verify_run
 from core.runtime.context import RunContext, make_context
 from core.runtime.review import ReviewDecisionError, normalise_decision
 from core.runtime.trace import UsageCallback, merge_usage
-from core.secrets import redact_all
+from core.secrets import redact_all, remember_secrets
 from core.store.checkpoint import get_checkpointer, pending_interrupts
 from core.store.db import StoreError, store_error, transient_errors
 from core.store.db import errors as db_errors
@@ -68,6 +68,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     """
     registry = _registry(settings)
     pattern, question, thread_id, resume = _checked(registry, pattern_id, question, thread_id, resume, options)
+    remember_secrets(settings)  # the checkpoints of this run are stored without its keys (core.store.checkpoint)
+    question, resume = redact_all(question, settings), redact_all(resume, settings)  # nor do threads get them
     started = time.perf_counter()
     result: dict = {"pattern": pattern.id, "thread_id": thread_id, "question": question,
                     **{k: v for k, v in (continue_from or {}).items() if k != "path"}}

@@ -5,14 +5,21 @@ from one address cannot make more guesses than the counter allows, and a client 
 dropping a slow answer: nothing sleeps. A locked-out client is told how long to wait and its guess
 is not checked at all. The counter lives in this process (all sessions share it) or, with
 ``RAG_DATABASE_URL``, in Postgres, shared by every replica.
+
+Which counters a guess is counted on (``counted_clients``): a client address is only as good as whoever
+wrote it. Streamlit's server (uvicorn) takes ``X-Forwarded-For`` from any connection of 127.0.0.1 / ::1, so
+behind a local proxy that passes the header on, or from the host itself, a visitor names their own address.
+Unless the operator declares the proxies it trusts (``RAG_TRUSTED_PROXIES``), every guess is also counted
+on one counter for everybody: a new header on each guess then buys nothing.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from core.store.db import database_url, shared_database
@@ -21,6 +28,70 @@ FREE_ATTEMPTS = 3  # guesses before the first lock: a typo or two costs nothing
 MAX_LOCK_SECONDS = 15 * 60  # the backoff stops doubling here
 FORGET_AFTER_SECONDS = 24 * 3600  # an address quiet this long starts again from zero
 LOCAL_CLIENT = "local"  # no address known (localhost, AppTest): every such session shares one counter
+EVERYONE = "*"  # the counter every guess is counted on when no proxy is trusted (an address may be forged)
+MIN_PASSWORD_CHARS = 8
+
+
+def password_problem(password: str) -> str:
+    """Why ``password`` cannot guard a shared app (too short to survive guessing), or '' when it can (or is unset)."""
+    if 0 < len(password) < MIN_PASSWORD_CHARS:
+        return (f"RAG_APP_PASSWORD is refused: a password has at least {MIN_PASSWORD_CHARS} characters; "
+                "set a longer one (the app stays closed until then)")
+    return ""
+
+
+def gate_problem(settings) -> str:
+    """Why the password gate cannot open for anybody (a password too short, a malformed RAG_TRUSTED_PROXIES), or ''."""
+    try:
+        trusted_networks(settings.trusted_proxies)
+    except ValueError as exc:
+        return str(exc)
+    return password_problem(settings.app_password)
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def trusted_networks(setting: str) -> tuple[Network, ...]:
+    """``RAG_TRUSTED_PROXIES`` ("10.0.0.5, 127.0.0.1, 10.1.0.0/16") as networks; ValueError names a bad entry."""
+    networks = []
+    for entry in (part.strip() for part in setting.split(",")):
+        if not entry:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(entry, strict=False))
+        except ValueError:
+            raise ValueError(f"RAG_TRUSTED_PROXIES: {entry!r} is not an IP address or network "
+                             "(example: 127.0.0.1, 10.0.0.0/8)") from None
+    return tuple(networks)
+
+
+def _trusted(address: str, networks: tuple[Network, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip().split("%", 1)[0])
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:  # a dual-stack socket's "::ffff:127.0.0.1"
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in networks)
+
+
+def counted_clients(address: str | None, forwarded_for: str, networks: tuple[Network, ...]) -> tuple[str, ...]:
+    """The counters a guess is counted on, from the address the server saw and the X-Forwarded-For header.
+
+    No trusted proxy: the address (perhaps forged) and EVERYONE. Trusted proxies: the address, unless it is one
+    of them; then the right-most X-Forwarded-For entry that is not a trusted proxy (the left part is the
+    client's own to write), or the proxy's own address when the header names nobody else.
+    """
+    address = address or LOCAL_CLIENT
+    if not networks:
+        return (address, EVERYONE)
+    if not _trusted(address, networks):
+        return (address,)
+    for hop in reversed([part.strip() for part in forwarded_for.split(",") if part.strip()]):
+        if not _trusted(hop, networks):
+            return (hop,)
+    return (address,)
 
 
 @dataclass(frozen=True)
@@ -84,16 +155,25 @@ class AccessLimiter:
     def __init__(self, counters, clock: Callable[[], float] = time.time):
         self.counters, self.clock = counters, clock
 
-    def attempt(self, client: str) -> int:
-        """0 when this guess may be checked (it is counted now), else the seconds the client must wait."""
-        now = self.clock()
-        return self.counters.update(client or LOCAL_CLIENT, lambda counter: _counted(counter, now))
+    def attempt(self, clients: str | Iterable[str]) -> int:
+        """0 when this guess may be checked (it is counted now on each of ``clients``), else the seconds to wait.
 
-    def finish(self, client: str, right: bool) -> None:
-        """Record the checked guess: a right one clears the counter (both cost one update: no timing difference)."""
+        ``clients`` is an address or several counters (counted_clients): the guess waits while any is locked.
+        """
         now = self.clock()
-        self.counters.update(client or LOCAL_CLIENT,
-                             lambda counter: (Counter(updated_at=now) if right else counter, 0))
+        waits = [self.counters.update(client, lambda counter: _counted(counter, now)) for client in _keys(clients)]
+        return max(waits)
+
+    def finish(self, clients: str | Iterable[str], right: bool) -> None:
+        """Record the checked guess: a right one clears its counters (both cost the same updates: no timing difference)."""
+        now = self.clock()
+        for client in _keys(clients):
+            self.counters.update(client, lambda counter: (Counter(updated_at=now) if right else counter, 0))
+
+
+def _keys(clients: str | Iterable[str]) -> list[str]:
+    """The counter keys of one address or several, an unknown address as LOCAL_CLIENT."""
+    return [client or LOCAL_CLIENT for client in ([clients] if isinstance(clients, str) or clients is None else clients)]
 
 
 _limiters: dict[str, AccessLimiter] = {}

@@ -22,6 +22,7 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from core.config import refuse_if_read_only
+from core.secrets import redact_remembered
 from core.store.db import data_dir as data_dir_of
 from core.store.db import database_url, get_pool, private_dir, private_file, store_error
 
@@ -39,9 +40,17 @@ def database_path(data_dir: Path) -> Path:
     return Path(data_dir) / "checkpoints.sqlite"
 
 
+class RedactingSerializer(JsonPlusSerializer):
+    """Checkpoints without keys: a key typed into a question or echoed in an answer is *** before it is stored."""
+
+    def dumps_typed(self, obj):
+        return super().dumps_typed(redact_remembered(obj))
+
+
 def strict_serde() -> JsonPlusSerializer:
-    """Deserialise LangGraph's safe types and ours only (what LANGGRAPH_STRICT_MSGPACK=true does, explicitly)."""
-    return JsonPlusSerializer(allowed_msgpack_modules=EXTRA_ALLOWED_TYPES or None)
+    """Deserialise LangGraph's safe types and ours only (what LANGGRAPH_STRICT_MSGPACK=true does, explicitly);
+    serialise with every key a run used redacted."""
+    return RedactingSerializer(allowed_msgpack_modules=EXTRA_ALLOWED_TYPES or None)
 
 
 def get_checkpointer(where):

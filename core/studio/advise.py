@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from core.config import Settings
 from core.store import owner, saved_records
+from core.store.files import append_private, private_folder, write_private
 from core.studio.evaluate import Judge, model_judge, saved_reports, score_item
 from core.studio.recommend import MARGIN, kind_of, pattern_row, recommend
 
@@ -58,10 +59,8 @@ class RunStore:
             saved_records.save(self.settings, "advice_run", f"{self.digest}:{score['pattern']}:{score['id']}", score)
             return
         with self.lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
-                out.write(json.dumps(score, ensure_ascii=False, default=str) + "\n")
-                out.flush()
+            private_folder(self.settings.data_path, self.path.parent.name)
+            append_private(self.path, json.dumps(score, ensure_ascii=False, default=str) + "\n")
 
 
 def scored_run(pattern: str, item: dict, result: dict, judge: Judge | None) -> dict:
@@ -249,11 +248,8 @@ def save_advice(record: dict, settings: Settings) -> None:
     if saved_records.in_database(settings):
         saved_records.save(settings, "advice", record["id"], record)
         return
-    folder = settings.data_path / "advice"
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f"{record['id']}.part"  # written whole, then renamed: a reader never sees half a record
-    partial.write_text(json.dumps(record, ensure_ascii=False, default=str), encoding="utf-8")
-    partial.replace(folder / f"{record['id']}.json")
+    folder = private_folder(settings.data_path, "advice")  # written whole, 0600: a reader never sees half a record
+    write_private(folder / f"{record['id']}.json", json.dumps(record, ensure_ascii=False, default=str))
 
 
 def list_advice(settings: Settings, with_reports: bool = False) -> list[dict]:

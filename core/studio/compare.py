@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from core.config import Settings
 from core.run.runner import check_question, stream_run
 from core.store import owner, saved_records
+from core.store.files import private_folder, write_private
 
 METRICS = ("termination_reason", "claims_supported", "unsupported_claims", "llm_calls", "tokens", "seconds",
            "verification_seconds", "sources", "steps")
@@ -152,9 +153,7 @@ def metrics_rows(record: dict) -> list[dict]:
 
 
 def _folder(settings: Settings):
-    folder = settings.data_path / "comparisons"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return private_folder(settings.data_path, "comparisons")
 
 
 def save_comparison(record: dict, settings: Settings) -> None:
@@ -162,9 +161,7 @@ def save_comparison(record: dict, settings: Settings) -> None:
         saved_records.save(settings, "comparison", record["id"], record)
         return
     path = _folder(settings) / f"{record['id']}.json"
-    partial = path.with_suffix(".part")  # written whole, then renamed: a reader never sees half a record
-    partial.write_text(json.dumps(record, ensure_ascii=False, indent=2, default=str), encoding="utf-8")
-    partial.replace(path)
+    write_private(path, json.dumps(record, ensure_ascii=False, indent=2, default=str))  # whole, 0600
 
 
 def list_comparisons(settings: Settings) -> list[dict]:

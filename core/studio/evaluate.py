@@ -23,6 +23,7 @@ from core.config import Settings
 from core.patterns import reason_outcome
 from core.prompts import HANGUL
 from core.store import saved_records
+from core.store.files import private_folder, write_private
 from core.studio.question_set import BUILTIN
 
 Judge = Callable[[str, str], "bool | None"]  # (question, answer) -> declined? None when the judge failed
@@ -197,10 +198,8 @@ def save(report: dict, settings: Settings) -> Path | str:
     if saved_records.in_database(settings):
         saved_records.save(settings, "evaluation", name, report)
         return f"the database (evaluation {name})"
-    folder = settings.data_path / "evals"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    path = private_folder(settings.data_path, "evals") / name
+    write_private(path, json.dumps(report, ensure_ascii=False, indent=2))
     return path
 
 

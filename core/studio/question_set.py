@@ -100,9 +100,14 @@ def parse_question_set(text: str, name: str = "questions") -> list[dict]:
 
 
 def load_question_set(path: Path | str = BUILTIN) -> list[dict]:
+    """Read and check the set in ``path``; never more than MAX_BYTES + 1 bytes are read (``/dev/zero`` ends)."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        with path.open("rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:  # before decoding: an endless file is refused at the limit, not at MemoryError
+            raise QuestionSetError(f"{path.name}: larger than {MAX_BYTES // 1_000_000} MB; split it into smaller sets")
+        text = data.decode("utf-8-sig")
     except OSError as exc:
         raise QuestionSetError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError:
@@ -141,22 +146,45 @@ def set_file_name(name: str) -> str:
     return f"{stem}.jsonl"
 
 
-def save_question_set(settings, name: str, items: list[dict]) -> str:
-    """Save a set under ``<data dir>/question_sets/`` (or in the shared database); returns its file name."""
+def save_question_set(settings, name: str, items: list[dict], replace: bool = False) -> str:
+    """Save a set under ``<data dir>/question_sets/`` (or in the shared database); returns its file name.
+
+    A name already taken gets the next free ``-2``, ``-3``... (another visitor's "my-questions" is never
+    replaced without a word); ``replace=True`` writes over it, except in read-only mode, where nobody's set is.
+    """
+    import os
+
     from core.store import saved_records
+    from core.store.files import private_folder, write_private
 
     file = set_file_name(name)
     text = dump_question_set(items)
     parse_question_set(text, file)  # what is saved can be read back: an edit that broke a line is refused here
+    replace = replace and not getattr(settings, "read_only", False)
     if saved_records.in_database(settings):
+        taken = set(saved_question_sets(settings))
+        file = file if replace else _free_name(file, lambda candidate: candidate not in taken)
         saved_records.save(settings, "question_set", file, {"jsonl": text})
         return file
-    folder = settings.data_path / "question_sets"
-    folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / (file + ".part")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(folder / file)
+    folder = private_folder(settings.data_path, "question_sets")
+
+    def claim(candidate: str) -> bool:  # O_EXCL: of two visitors saving one name at once, one gets the next name
+        try:
+            os.close(os.open(folder / candidate, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            return False
+        return True
+
+    file = file if replace else _free_name(file, claim)
+    write_private(folder / file, text)
     return file
+
+
+def _free_name(file: str, free) -> str:
+    """``file``, or ``stem-2.jsonl``, ``stem-3.jsonl``... the first that ``free`` accepts."""
+    stem = file.removesuffix(".jsonl")
+    candidates = (file if n == 1 else f"{stem}-{n}.jsonl" for n in range(1, 10_000))
+    return next(candidate for candidate in candidates if free(candidate))
 
 
 def saved_question_sets(settings) -> list[str]:

@@ -22,8 +22,11 @@ _ITALIC = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _BULLET = re.compile(r"^\s*(?:[-*+•·▪‣]\s+|\d{1,2}[.)]\s+|[①-⑳]\s*|>\s*)+")
 _ABBREVIATIONS = {"dr", "mr", "mrs", "ms", "prof", "st", "vs", "etc", "e.g", "i.e", "no", "approx", "inc", "co",
                   "ltd", "jr", "sr", "fig", "vol", "p", "pp", "cf", "u.s", "u.k", "a.m", "p.m"}
-# a sentence ends at . ! ? 。 followed by space (so ₩35,000. ends one, 3.5% and Dr. Kim do not)
-_END = re.compile(r"[.!?。！？]+[\"'”’)\]]*(?=\s|$)")
+# a sentence ends at . ! ? 。 followed by space (so ₩35,000. ends one, 3.5% and Dr. Kim do not). A match starts only
+# at the first mark of a run and never gives back what it took: a run of 50,000 dots is read once, not once per dot
+_END = re.compile(r"(?<![.!?。！？])[.!?。！？]++[\"'”’)\]]*+(?=\s|$)")
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.*$")
+WORD_WINDOW = 40  # longer than any abbreviation: the word before an end is looked for this far back, no further
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,23 @@ def clean(text: str) -> str:
     return " ".join(text.split())
 
 
+def _word_before(text: str, at: int) -> str:
+    """The word (letters and dots) that ends at ``at``, lower-cased; '' when none or longer than the window.
+
+    Only a window before ``at`` is read, so a line of many sentences costs time in proportion to its length.
+    """
+    start = max(0, at - WORD_WINDOW)
+    before = _WORD_BEFORE.search(text, start, at)
+    if before is None or (before.start() == start and start > 0):  # the word runs past the window: no abbreviation
+        return ""
+    return before.group(1).lower()
+
+
 def _ends(text: str) -> list[int]:
     """Offsets just after each sentence end inside one line of text."""
     ends = []
     for match in _END.finditer(text):
-        before = re.search(r"([A-Za-z][A-Za-z.]*)\.*$", text[:match.start()])
-        word = (before.group(1) if before else "").lower()
+        word = _word_before(text, match.start())
         if match.group(0).startswith(".") and (word in _ABBREVIATIONS or len(word) == 1 and text[match.start() - 1].isupper()):
             continue  # "Dr. Kim", "U.S. policy", "Gemma 3 vs. Qwen"
         ends.append(match.end())
