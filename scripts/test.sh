@@ -1,11 +1,35 @@
 #!/usr/bin/env bash
-# The test command: installs what the tests need (Python packages, Debian's Chromium for the
-# browser tests, Debian's PostgreSQL for the team back ends), runs `ruff check`, then the whole suite.
+# The test command: runs `ruff check`, then the whole suite, inside a virtualenv made from requirements.txt and
+# requirements-dev.txt alone (no system site-packages), so a package the files forget fails here, not on a
+# user's machine. Also installs Debian's Chromium (browser tests) and PostgreSQL (team back ends) when root.
+# The virtualenv is kept under ~/.cache/agentic-rag-studio/test-venvs/, keyed by a hash of the requirement files
+# and the Python version: reused while they are unchanged, rebuilt when they change (pip's cache makes that
+# cheap; llama-cpp-python is compiled once and its wheel cached). RAG_TEST_VENV names another directory.
 # Extra arguments go to pytest (-m "not teams" leaves out the tests that start Postgres and Chroma servers).
 # --fast: the edit-test loop; leaves out the tests that start a real model, a server or a browser (pytest.ini).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+python=${PYTHON:-python3}
+key=$({ "$python" -c 'import sys; print(sys.version)'; cat requirements.txt requirements-dev.txt; } | sha256sum | cut -c1-16)
+venvs="${XDG_CACHE_HOME:-$HOME/.cache}/agentic-rag-studio/test-venvs"
+venv=${RAG_TEST_VENV:-$venvs/$key}
+mkdir -p "$(dirname "$venv")"
+(
+    flock 9  # two test runs at once build one virtualenv, not two half ones
+    if [ "$(cat "$venv/.requirements-key" 2>/dev/null)" != "$key" ]; then
+        echo "test virtualenv: building $venv from the requirement files (reused until they change)" >&2
+        start=$SECONDS
+        rm -rf "$venv"
+        "$python" -m venv "$venv"
+        "$venv/bin/python" -m pip install -q --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+        echo "$key" > "$venv/.requirements-key"  # written last: a build cut short is rebuilt next time
+        echo "test virtualenv: built in $((SECONDS - start)) s" >&2
+        if [ -z "${RAG_TEST_VENV:-}" ]; then  # older builds of other requirement files: only the newest two stay
+            ls -dt "$venvs"/*/ 2>/dev/null | tail -n +3 | xargs -r rm -rf
+        fi
+    fi
+) 9>"$venv.lock"
+export VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH"  # tests that start `python` or `streamlit` get the venv's
 if ! command -v chromium >/dev/null 2>&1; then
     if [ "$(id -u)" = "0" ]; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-nanum >/dev/null  # Korean glyphs in screenshots

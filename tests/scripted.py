@@ -3,6 +3,7 @@
 Each call pops the next scripted reply: a string (plain answer), an AIMessage (e.g. with
 tool_calls), a dict (structured output, serialised as JSON), or an Exception (raised).
 ``with_structured_output`` parses the next reply into the schema, like a real provider would.
+An ``Endless`` reply never closes its JSON: it writes until the call's ``max_tokens`` and says "length".
 """
 
 from __future__ import annotations
@@ -19,9 +20,25 @@ from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResu
 from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, PrivateAttr
 
+ENDLESS = "scripted-endless"
+
+
+class Endless:
+    """A reply that opens a JSON string and never closes it: cut off at the call's token limit, as providers do."""
+
+    def __init__(self, start: str = '{"queries": ["'):
+        self.start = start
+
+    def message(self, limit: int) -> AIMessage:
+        return AIMessage(content=self.start + "and more " * limit,
+                         response_metadata={"finish_reason": "length", "model_name": ENDLESS},
+                         usage_metadata={"input_tokens": 10, "output_tokens": limit, "total_tokens": 10 + limit})
+
 
 class ScriptedChatModel(BaseChatModel):
     replies: list = []
+    max_tokens: int | None = None  # the output limit; a structured call sets its budget here (core.llm.budgets)
+    unlimited: int = 512  # where an Endless reply stops when nothing set a limit (the run's max_tokens)
     # optional: called before each reply with its prompt; a test holds a reply there on a gate (threading.Event,
     # Barrier) and returns 0, or returns seconds to sleep where a real process must look slow (tests/scripted_server.py)
     delay: Callable[[list[BaseMessage]], float] | None = None
@@ -29,6 +46,7 @@ class ScriptedChatModel(BaseChatModel):
     responder: Callable[[list[BaseMessage]], Any] | None = None
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _calls: list = PrivateAttr(default_factory=list)
+    _limits: list = PrivateAttr(default_factory=list)
 
     @property
     def _llm_type(self) -> str:
@@ -38,11 +56,17 @@ class ScriptedChatModel(BaseChatModel):
     def calls(self) -> list[list[BaseMessage]]:
         return self._calls
 
+    @property
+    def limits(self) -> list[int | None]:
+        """The output limit each call was made with, in call order."""
+        return self._limits
+
     def _next(self, messages: list[BaseMessage]):
         if self.delay is not None:
             time.sleep(self.delay(messages))
         with self._lock:
             self._calls.append(messages)
+            self._limits.append(self.max_tokens)
             if self.responder is not None:
                 reply = self.responder(messages)
             elif self.replies:
@@ -51,6 +75,8 @@ class ScriptedChatModel(BaseChatModel):
                 raise AssertionError("ScriptedChatModel ran out of replies")
         if isinstance(reply, Exception):
             raise reply
+        if isinstance(reply, Endless):
+            return reply.message(self.max_tokens or self.unlimited)
         if isinstance(reply, dict):
             return AIMessage(content=json.dumps(reply, ensure_ascii=False))
         if isinstance(reply, str):
@@ -59,7 +85,8 @@ class ScriptedChatModel(BaseChatModel):
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
         message = self._next(messages)
-        message.usage_metadata = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        if message.response_metadata.get("model_name") != ENDLESS:  # an endless reply counts what it wrote
+            message.usage_metadata = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(self, messages, stop=None, run_manager=None, **kwargs):
@@ -87,7 +114,13 @@ class ScriptedChatModel(BaseChatModel):
                 return schema.model_validate(data)
             return data
 
-        return self | RunnableLambda(parse)
+        def parse_with_raw(message: AIMessage) -> dict:  # as real providers do: the error travels, not raised
+            try:
+                return {"raw": message, "parsed": parse(message), "parsing_error": None}
+            except Exception as exc:
+                return {"raw": message, "parsed": None, "parsing_error": exc}
+
+        return self | RunnableLambda(parse_with_raw if include_raw else parse)
 
 
 class ProbabilityChatModel(ScriptedChatModel):

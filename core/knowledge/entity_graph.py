@@ -46,9 +46,12 @@ SHIPPED_GRAPHS = Path(__file__).resolve().parent.parent / "samples" / "graphs"
 __all__ = ["add_relations", "clean_name", "model_label", "name_key"]  # the names callers take from here
 
 
+QUESTION_ENTITIES = 5  # names a question's entity list holds (the prompt says so, the schema bounds it)
+
+
 class QuestionEntities(BaseModel):
     entities: Annotated[list[Annotated[str, Field(max_length=NAME_CHARS), cut(NAME_CHARS)]],
-                        Field(max_length=5), first(5)]
+                        Field(max_length=QUESTION_ENTITIES), first(QUESTION_ENTITIES)]
 
 
 # ---------------------------------------------------------------- keys and records

@@ -61,7 +61,8 @@ def batch_schema(chunks: int) -> type[BatchExtraction]:
 
 
 def extraction_system() -> str:
-    return P.GRAPH_EXTRACT_SYSTEM.format(per_chunk=MAX_RELATIONS_PER_CHUNK)
+    return P.GRAPH_EXTRACT_SYSTEM.format(per_chunk=MAX_RELATIONS_PER_CHUNK, name_chars=NAME_CHARS,
+                                         relation_chars=RELATION_CHARS)
 
 
 def batch_message(docs: list[Document]) -> str:

@@ -20,6 +20,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, Field, create_model
 
+from core.llm.budgets import ReplyCutOff, bounded_text
 from core.llm.structured import REFUSALS, structured
 from core.llm.thresholds import Thresholds, model_key, thresholds_for
 from core.llm.verdicts import Reading, probability_text, read_verdict
@@ -62,8 +63,11 @@ class Complexity(BaseModel):
     complexity: Literal["simple", "compare", "analyse"]
 
 
+QUESTION_CHARS = 150  # a rewritten or sub-question's longest spelling: the prompts say so, the schemas bound it
+
+
 class SubQuestions(BaseModel):
-    questions: list[str] = Field(min_length=1, max_length=3)
+    questions: list[bounded_text(QUESTION_CHARS)] = Field(min_length=1, max_length=3)
 
 
 class RetrievalNeed(BaseModel):
@@ -98,7 +102,7 @@ class Usefulness(BaseModel):
 
 
 class Rewrite(BaseModel):
-    question: str = Field(min_length=1)
+    question: bounded_text(QUESTION_CHARS, min_length=1)
 
 
 # ---------------------------------------------------------------- the one mechanism
@@ -141,7 +145,7 @@ def _fallback(fallback: T, exc: Exception) -> Outcome[T]:
 
 
 def ask(model: BaseChatModel, schema: type[T], system: str, human: str, fallback: T) -> Outcome[T]:
-    """One structured verdict, with one retry on a parse failure, then the fallback."""
+    """One structured verdict, with one retry on a parse failure (not on a reply cut off at its budget), then the fallback."""
     runnable = structured(model, schema)
     last: Exception | None = None
     for _ in range(2):
@@ -152,12 +156,14 @@ def ask(model: BaseChatModel, schema: type[T], system: str, human: str, fallback
             return Outcome(schema.model_validate(value))
         except PARSE_ERRORS as exc:
             last = exc
+            if isinstance(exc, ReplyCutOff):  # the same budget would be spent again on the same reply
+                break
     return _fallback(fallback, last)
 
 
 def ask_many(model: BaseChatModel, schema: type[T], system: str, humans: list[str], fallback: T,
              max_concurrency: int, progress: Callable[[int, int], None] | None = None) -> list[Outcome[T]]:
-    """The same verdict over many inputs, concurrently (bounded); failures retried once, together.
+    """The same verdict over many inputs, concurrently (bounded); failures retried once, together (not cut-offs).
 
     ``progress(done, total)`` is called as each first attempt ends (from the worker threads).
     """
@@ -169,7 +175,7 @@ def ask_many(model: BaseChatModel, schema: type[T], system: str, humans: list[st
     config = {**NO_STREAM, "max_concurrency": max(1, max_concurrency)}
     inputs = [_messages(system, h) for h in humans]
     results: list = runnable.batch(inputs, config=config, return_exceptions=True)
-    retry = [i for i, r in enumerate(results) if isinstance(r, PARSE_ERRORS)]
+    retry = [i for i, r in enumerate(results) if isinstance(r, PARSE_ERRORS) and not isinstance(r, ReplyCutOff)]
     if retry:
         again = runnable.batch([inputs[i] for i in retry], config=config, return_exceptions=True)
         for i, r in zip(retry, again):
@@ -307,8 +313,8 @@ def classify_complexity(model, question: str) -> Outcome[Complexity]:
 
 def decompose(model, question: str, max_parts: int = 3) -> Outcome[SubQuestions]:
     """At most ``max_parts`` sub-questions. Fallback: the question itself."""
-    outcome = ask(model, SubQuestions, P.DECOMPOSE_SYSTEM.format(max_parts=max_parts), f"Question: {question}",
-                  SubQuestions(questions=[question]))
+    system = P.DECOMPOSE_SYSTEM.format(max_parts=max_parts, chars=QUESTION_CHARS)
+    outcome = ask(model, SubQuestions, system, f"Question: {question}", SubQuestions(questions=[question]))
     cleaned = [_strip_label(" ".join(q.split()))[:300] for q in outcome.value.questions if q.strip()]
     outcome.value.questions = list(dict.fromkeys(cleaned))[:max_parts] or [question]
     return outcome
@@ -498,7 +504,7 @@ def grade_usefulness(model, question: str, answer: str, thresholds: Thresholds |
 
 def rewrite_question(model, question: str, for_web: bool = False) -> Outcome[Rewrite]:
     """A better vector-store question, or a short web query. Fallback: the question unchanged."""
-    system = P.REWRITE_WEB_SYSTEM if for_web else P.REWRITE_VECTOR_SYSTEM
+    system = P.REWRITE_WEB_SYSTEM if for_web else P.REWRITE_VECTOR_SYSTEM.format(chars=QUESTION_CHARS)
     outcome = ask(model, Rewrite, system, f"Question: {question}", Rewrite(question=question))
     text = _strip_label(" ".join(outcome.value.question.split()))
     if for_web:

@@ -13,6 +13,7 @@ made that way carries a notice the run's trace shows. Other providers use their 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel
 
+from core.llm.budgets import ReplyCutOff, cut_off, token_budget
 from core.llm.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
 
 METHODS = ("json_schema", "json_object", "function_calling", "prompt")
@@ -80,12 +82,65 @@ def describe(model: ChatOpenAI) -> list[str]:
 # ---------------------------------------------------------------- structured output
 
 
-def structured(model, schema: type[BaseModel]) -> Runnable:
-    """A runnable from messages to a ``schema`` instance: negotiated for OpenAI-compatible servers."""
+def structured(model, schema: type[BaseModel], budget: int | None = None) -> Runnable:
+    """A runnable from messages to a ``schema`` instance, allowed ``budget`` tokens (default: the schema's).
+
+    Negotiated for OpenAI-compatible servers. A reply cut off at the budget raises ``ReplyCutOff``.
+    """
+    model, budget = with_budget(model, budget or token_budget(schema))
+    meta = {"metadata": {"rag_budget": budget}} if budget else {}  # the trace words a cut-off reply with it
     if isinstance(model, CompatChatModel):
         return RunnableLambda(lambda messages, config: _negotiated(model, schema, messages, config),
-                              name=f"structured_{schema.__name__}")
-    return model.with_structured_output(schema)
+                              name=f"structured_{schema.__name__}").with_config(**meta)
+    inner = model.with_structured_output(schema, include_raw=True).with_config(**meta)
+
+    def call(messages, config):
+        try:
+            result = inner.invoke(messages, config)
+        except openai.LengthFinishReasonError:  # OpenAI's parse API raises where others set finish_reason
+            raise ReplyCutOff(budget or 0, schema.__name__) from None
+        return _parsed(result, budget, schema)
+
+    return RunnableLambda(call, name=f"structured_{schema.__name__}")
+
+
+_LIMIT_FIELDS = ("max_tokens", "num_predict", "max_output_tokens")  # OpenAI and ours, Ollama, Google
+_REASONING = re.compile(r"^(o\d|gpt-5)", re.I)
+
+
+def with_budget(model, budget: int) -> tuple:
+    """The model limited to ``budget`` output tokens, and the budget (None where it cannot be or must not be set).
+
+    A reasoning model spends hidden tokens before its reply, so it keeps its own limit: a budget sized for the
+    visible JSON would leave it nothing to answer with.
+    """
+    name = str(getattr(model, "model_name", None) or getattr(model, "model", None) or "")
+    if _REASONING.match(name) or getattr(model, "reasoning_effort", None) or getattr(model, "reasoning", None):
+        return model, None
+    fields = getattr(type(model), "model_fields", {})
+    for field_name in _LIMIT_FIELDS:
+        if field_name in fields:
+            return model.model_copy(update={field_name: budget}), budget
+    return model, None
+
+
+def _parsed(result, budget: int | None, schema: type[BaseModel]):
+    """The parsed value of an ``include_raw`` result; a cut-off reply or a parse failure raises."""
+    if not (isinstance(result, dict) and {"raw", "parsed", "parsing_error"} <= result.keys()):
+        return result  # a model whose structured output ignores include_raw
+    if cut_off(result["raw"]):
+        raise ReplyCutOff(_written(result["raw"], budget), schema.__name__)
+    if result["parsing_error"] is not None:
+        raise result["parsing_error"]
+    if result["parsed"] is None:
+        raise OutputParserException(f"no structured reply: {str(result['raw'].content)[:200]}")
+    return result["parsed"]
+
+
+def _written(message, budget: int | None) -> int:
+    """Tokens the cut-off reply holds: what the provider counted, else the budget it stopped at."""
+    usage = getattr(message, "usage_metadata", None) or {}
+    return int(usage.get("output_tokens") or budget or 0)
 
 
 def _negotiated(model: CompatChatModel, schema: type[BaseModel], messages, config):
@@ -114,10 +169,16 @@ def _as_messages(messages) -> list[BaseMessage]:
 
 
 def _call(bound, messages, config) -> AIMessage:
+    budget = ((config or {}).get("metadata") or {}).get("rag_budget")
     try:
-        return bound.invoke(messages, config)
+        message = bound.invoke(messages, config)
     except _REQUEST_REFUSED as exc:
         raise MethodRefused(f"HTTP {getattr(exc, 'status_code', '?')}: {_short(exc)}") from None
+    except openai.LengthFinishReasonError:
+        raise ReplyCutOff(budget or 0) from None
+    if budget and cut_off(message):  # not a refused method: the reply reached its budget (the fallback applies)
+        raise ReplyCutOff(_written(message, budget))
+    return message
 
 
 def _short(exc: Exception) -> str:

@@ -95,7 +95,8 @@ def graph_for(ctx: RunContext, state: GraphRagState):
 
 def link_entities(ctx: RunContext, state: GraphRagState) -> dict:
     question = state["standalone_question"]
-    outcome = graders.ask(ctx.grader, eg.QuestionEntities, P.GRAPH_ENTITIES_SYSTEM, f"Question: {question}",
+    system = P.GRAPH_ENTITIES_SYSTEM.format(most=eg.QUESTION_ENTITIES, name_chars=eg.NAME_CHARS)
+    outcome = graders.ask(ctx.grader, eg.QuestionEntities, system, f"Question: {question}",
                           eg.QuestionEntities(entities=[]))
     mentions = [eg.clean_name(m) for m in outcome.value.entities if eg.clean_name(m)]
     graph = graph_for(ctx, state)

@@ -18,6 +18,7 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import BaseModel, Field
 
 from core.llm import graders
+from core.llm.budgets import bounded_text
 from core.patterns import Pattern
 from core.patterns.common import (
     ANSWERED,
@@ -38,12 +39,13 @@ from core.runtime.context import RunContext
 from core.runtime.trace import doc_ref, event, stop
 
 QUERY_REWRITES = 3  # rewrites the model writes; with the question itself, 4 searches per run
+QUERY_CHARS = 60  # a search query's longest spelling: the prompt says so and the schema bounds it (its token budget)
 RRF_K = 60  # the constant of Cormack et al. (2009): damps the weight of the very first ranks
 _LABEL = re.compile(r"^\s*(?:\d+[.)]\s*|[-*•]\s*)?(?:(?:question|query|질문|검색어)\s*[:：]\s*)?", re.I)
 
 
 class SearchQueries(BaseModel):
-    queries: list[str] = Field(min_length=1, max_length=QUERY_REWRITES)
+    queries: list[bounded_text(QUERY_CHARS)] = Field(min_length=1, max_length=QUERY_REWRITES)
 
 
 class FusionState(BaseState, total=False):
@@ -90,7 +92,7 @@ def ranks_text(slots: list) -> str:
 def write_queries(ctx: RunContext, state: FusionState) -> dict:
     """The model's rewrites of the question (structured output); on a reply that cannot be read, the question alone."""
     question = state["standalone_question"]
-    system = P.FUSION_QUERIES_SYSTEM.format(n=QUERY_REWRITES)
+    system = P.FUSION_QUERIES_SYSTEM.format(n=QUERY_REWRITES, chars=QUERY_CHARS)
     outcome = graders.ask(ctx.grader, SearchQueries, system, f"Question: {question}", SearchQueries(queries=[question]))
     queries = clean_queries(question, outcome.value.queries)
     if outcome.fallback:

@@ -98,14 +98,15 @@ documents as far as they allow, and say briefly what is still missing."""
 GRAPH_EXTRACT_SYSTEM = f"""Extract facts for a knowledge graph from the numbered chunks, as triples \
 (source entity, relation, target entity). Entities are names written in the text: people, \
 organisations, products, places, laws, programmes, technologies, quantities, prices, targets, dates. \
-Copy each name exactly as it is written. The relation is a short phrase in the language of the \
-chunk, for example 가격, 목표, 출범, 소속, part of, located in. Give at most {{per_chunk}} facts per chunk, \
-the most important first. Answer with JSON {{{{"t": [{{{{"c": chunk number, "s": source, "r": relation, \
-"o": target}}}}, ...]}}}}. {DATA_NOTE}"""
+Copy each name exactly as it is written (at most {{name_chars}} characters). The relation is a short \
+phrase in the language of the chunk (at most {{relation_chars}} characters), for example 가격, 목표, 출범, 소속, \
+part of, located in. Give at most {{per_chunk}} facts per chunk, the most important first. Answer with JSON \
+{{{{"t": [{{{{"c": chunk number, "s": source, "r": relation, "o": target}}}}, ...]}}}}. {DATA_NOTE}"""
 
 GRAPH_ENTITIES_SYSTEM = """List the named entities the question asks about (people, \
 organisations, products, places, countries, laws, programmes, technologies), copied as written in \
-the question. A greeting or small talk names none: return an empty list."""
+the question, at most {most}, each at most {name_chars} characters. A greeting or small talk names none: return \
+an empty list."""
 
 GRAPH_ANSWER_SYSTEM = f"""Answer the question using only the knowledge-graph relations below. \
 Each line is one fact: source --[relation]--> target (where it was found). Combine facts across \

@@ -120,28 +120,28 @@ class UsageCallback(BaseCallbackHandler):
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.started: dict[Any, tuple[str, float]] = {}
+        self.started: dict[Any, tuple[str, float, int | None]] = {}
         self.per_node: dict[str, dict] = {}
         self.notices: list[tuple[str, str]] = []  # (node, what the model adapter reported), once each
 
     def on_chat_model_start(self, serialized, messages, *, run_id, metadata=None, **kwargs) -> None:
         node = (metadata or {}).get("langgraph_node", "?")
         with self.lock:
-            self.started[run_id] = (node, time.perf_counter())
+            self.started[run_id] = (node, time.perf_counter(), (metadata or {}).get("rag_budget"))
             for note in (metadata or {}).get("rag_notices", []):  # e.g. tool calls emulated (core.llm.structured)
                 if (node, note) not in self.notices:
                     self.notices.append((node, note))
 
     def on_llm_end(self, response, *, run_id, **kwargs) -> None:
         with self.lock:
-            node, start = self.started.pop(run_id, ("?", time.perf_counter()))
+            node, start, budget = self.started.pop(run_id, ("?", time.perf_counter(), None))
             stats = self.per_node.setdefault(node, {"llm_calls": 0, "tokens": 0, "ms": 0})
             stats["llm_calls"] += 1
             stats["ms"] += int((time.perf_counter() - start) * 1000)
             stats["tokens"] += _tokens(response)
-            if _cut_off(response):  # the output stopped at max_tokens: the answer view says so
+            if _cut_off(response) and not budget:  # the output stopped at max_tokens: the answer view says so
                 stats["truncated"] = stats.get("truncated", 0) + 1
-            for note in _notices(response):
+            for note in _notices(response, budget):
                 if (node, note) not in self.notices:
                     self.notices.append((node, note))
 
@@ -169,14 +169,17 @@ def _tokens(response) -> int:
 TRUNCATED = frozenset({"length", "max_tokens"})  # finish reasons that mean "cut off at the token limit"
 
 
-def _notices(response) -> list[str]:
-    """What the model adapters reported in a reply's metadata, and whether it was cut off."""
+def _notices(response, budget: int | None = None) -> list[str]:
+    """What the model adapters reported in a reply's metadata, and whether it was cut off (at a structured
+    call's token budget, core.llm.budgets, or at the run's max tokens)."""
     out = []
     for gens in response.generations:
         for gen in gens:
             meta = getattr(getattr(gen, "message", None), "response_metadata", None) or {}
             out += [str(n) for n in meta.get("notices", [])]
-    if _cut_off(response):
+    if _cut_off(response) and budget:
+        out.append(f"a structured reply was cut off at {budget} tokens (its schema's budget): its fallback applied")
+    elif _cut_off(response):
         out.append("a reply was cut off by the token limit (finish reason: length): raise max tokens")
     return out
 

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Annotated
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -23,6 +24,7 @@ from pydantic import BaseModel, Field
 from core.knowledge import korean_tokens
 from core.prompts import HANGUL, fence
 from core.prompts import questions as P
+from core.prompts.questions import FACT_CHARS, QUESTION_CHARS, SMALL_TALK_CHARS
 from core.studio.evaluate import answer_language
 
 KINDS = ("single", "two_chunks", "cross_collection", "unanswerable", "small_talk")
@@ -48,23 +50,23 @@ Progress = Callable[[int, int, str, "float | None"], None]  # (kept, wanted, lab
 
 
 class SingleFact(BaseModel):
-    question: str = Field(min_length=3, max_length=300)
-    facts: list[str] = Field(min_length=1, max_length=3)
+    question: str = Field(min_length=3, max_length=QUESTION_CHARS)
+    facts: list[Annotated[str, Field(max_length=FACT_CHARS)]] = Field(min_length=1, max_length=3)
 
 
 class TwoFacts(BaseModel):
-    question: str = Field(min_length=3, max_length=300)
-    fact_first: str = Field(min_length=1)
-    fact_second: str = Field(min_length=1)
+    question: str = Field(min_length=3, max_length=QUESTION_CHARS)
+    fact_first: str = Field(min_length=1, max_length=FACT_CHARS)
+    fact_second: str = Field(min_length=1, max_length=FACT_CHARS)
 
 
 class Unanswerable(BaseModel):
-    question: str = Field(min_length=3, max_length=300)
-    missing: str = Field(min_length=1, max_length=80)
+    question: str = Field(min_length=3, max_length=QUESTION_CHARS)
+    missing: str = Field(min_length=1, max_length=FACT_CHARS)
 
 
 class SmallTalk(BaseModel):
-    message: str = Field(min_length=2, max_length=200)
+    message: str = Field(min_length=2, max_length=SMALL_TALK_CHARS)
 
 
 class AnsweredCheck(BaseModel):
