@@ -80,3 +80,31 @@ def test_read_only_mode_offers_no_calibration_and_core_refuses_saving(app_data, 
     with pytest.raises(ReadOnlyError):
         calibrate.save(load_settings(), {"model": grader_name, "thresholds": {"relevance": 0.7}})
     assert calibrations.load(load_settings(), grader_name) is None
+
+
+def _thresholds_table(at):
+    [table] = [d.value for d in at.sidebar.dataframe if "from" in d.value.columns]
+    return table.set_index("grader").to_dict("index")
+
+
+def test_the_sidebar_shows_the_thresholds_in_use_and_takes_an_override_for_the_session(app_data, grader_name):
+    calibrate.save(load_settings(), {"model": grader_name, "thresholds": {"relevance": 0.7, "crag": [0.2, 0.8]}})
+    at = open_page(BASIC)
+    assert f"Grader thresholds for {grader_name}" in shown(texts(at.sidebar))
+    table = _thresholds_table(at)
+    assert table["relevance"] == {"threshold": "0.7", "from": "calibrated"}
+    assert table["crag"] == {"threshold": "0.2–0.8", "from": "calibrated"}
+    assert table["grounded"] == {"threshold": "0.5", "from": "default"}
+
+    at.text_input(key="sb_grader_thresholds_text").set_value("relevance=0.4").run()
+    assert_clean(at)
+    assert _thresholds_table(at)["relevance"] == {"threshold": "0.4", "from": "settings"}
+    assert at.session_state["prefs"]["grader_thresholds"] == "relevance=0.4"  # what current_settings() runs with
+
+    at.text_input(key="sb_grader_thresholds_text").set_value("relevance=1.5, crag=0.2:0.7").run()
+    assert_clean(at)
+    [error] = [shown(e.value) for e in at.sidebar.error]
+    assert "\n" not in error and "relevance='1.5'" in error and "previous thresholds stay" in error
+    assert at.text_input(key="sb_grader_thresholds_text").value == "relevance=1.5, crag=0.2:0.7"  # nothing lost
+    assert at.session_state["prefs"]["grader_thresholds"] == "relevance=0.4"
+    assert _thresholds_table(at)["relevance"] == {"threshold": "0.4", "from": "settings"}
