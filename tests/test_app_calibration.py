@@ -108,3 +108,14 @@ def test_the_sidebar_shows_the_thresholds_in_use_and_takes_an_override_for_the_s
     assert at.text_input(key="sb_grader_thresholds_text").value == "relevance=1.5, crag=0.2:0.7"  # nothing lost
     assert at.session_state["prefs"]["grader_thresholds"] == "relevance=0.4"
     assert _thresholds_table(at)["relevance"] == {"threshold": "0.4", "from": "settings"}
+
+
+def test_the_calibration_texts_are_korean_in_korean(app_data, grader_name):
+    at = open_page(KB)
+    at.session_state["prefs"]["lang"] = "ko"
+    at.run()
+    assert_clean(at)
+    page = shown(texts(at))
+    assert "평가기 보정" in page and f"{grader_name} 모델은 아직 보정되지 않았습니다" in page
+    assert f"{grader_name} 모델의 평가기 기준값" in shown(texts(at.sidebar))
+    assert any(b.label == "기본 세트 / 내 컬렉션으로 보정" for b in at.button)
