@@ -1,8 +1,11 @@
-"""AppTest of the what-if panel: steps of a run, a fork with a changed route, a replay, after a restart too."""
+"""AppTest of the what-if panel: steps of a run, a fork with a changed route, a replay, after a restart too; a fork
+with other grader thresholds."""
 
 from app_support import app_data, assert_clean, button, happy_script, mermaid, open_page, scripted, shown, texts  # noqa: F401
+from scripted import ProbabilityChatModel
 from workflow_script import Script
 
+import core.llm.models
 from core.config import load_settings
 from core.store.fork_store import forks_of
 from core.store.history import thread_history
@@ -70,3 +73,32 @@ def test_a_change_that_cannot_be_made_is_one_message(app_data, scripted):
     assert_clean(at)
     assert "standalone_question cannot be empty" in shown(texts(at))
     assert not forks_of(load_settings(), thread_id)
+
+
+def test_a_fork_with_other_thresholds_flips_a_graders_verdict(app_data, monkeypatch):
+    script = Script(web_rewrite={"question": "스테이크 가격"}, answer="스테이크는 ₩35,000입니다 [1].")
+    model = ProbabilityChatModel(responder=script, probabilities=lambda m, words: (
+        {"yes": 0.5, "no": 0.5} if words == ["yes", "no"] else None))
+    monkeypatch.setattr(core.llm.models, "get_chat_model", lambda settings, role="main": model)
+    at = open_page("pages/4_Corrective_RAG.py")
+    at.chat_input[0].set_value(STEAK).run()
+    thread_id = at.query_params["thread"]
+    at.toggle(key=f"{thread_id}_0_whatif").set_value(True).run()
+    steps = at.chat_message[1].dataframe[-1].value
+    step = int(steps[steps["Node"] == "grade_documents"]["Step"].iloc[0])
+    at.selectbox(key=f"{thread_id}_0_wi_pick").set_value(step).run()
+    at.text_input(key=f"{thread_id}_0_wi_thresholds").set_value("crag=0.7:0.9").run()  # p 0.5: ambiguous -> incorrect
+    button(at, label="Run again from here").click().run()
+    assert_clean(at)
+    [fork] = forks_of(load_settings(), thread_id)
+    assert fork["forked_from"]["thresholds"] == "crag=0.7:0.9" and not fork["forked_from"]["replay"]
+    page = shown(texts(at))
+    assert "thresholds: crag=0.7:0.9" in page and f"Fork at step {step} (grade_documents)" in page
+    [decisions] = [d.value for d in at.dataframe if "fork" in d.value.columns]
+    crag = [r for r in decisions.to_dict("records") if " · crag · " in r["decision"]]
+    assert crag and all(r["original"] == "ambiguous (0.5)" and r["fork"] == "incorrect (0.5)" for r in crag)
+
+    at.text_input(key=f"{thread_id}_0_wi_thresholds").set_value("crag=2").run()  # refused in one line, nothing forked
+    button(at, label="Run again from here").click().run()
+    assert_clean(at)
+    assert any("crag='2'" in shown(e.value) for e in at.error) and len(forks_of(load_settings(), thread_id)) == 1

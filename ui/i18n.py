@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.i18n_advise import ADVISE_STRINGS
+from ui.i18n_grading import GRADING_STRINGS
 from ui.i18n_retrieval import RETRIEVAL_STRINGS
 from ui.i18n_sources import SOURCE_STRINGS
 
@@ -322,6 +323,7 @@ STRINGS = {
 STRINGS.update(SOURCE_STRINGS)
 STRINGS.update(ADVISE_STRINGS)
 STRINGS.update(RETRIEVAL_STRINGS)
+STRINGS.update(GRADING_STRINGS)
 
 KINDS_KO = {"route": "경로", "verdict": "판정", "retry": "재시도", "rewrite": "재작성", "tool": "도구",
             "interrupt": "검토", "stop": "종료", "error": "오류", "info": "정보"}

@@ -9,6 +9,7 @@ from core.knowledge.base import RESERVED, KnowledgeBase, valid_collection_name
 from core.knowledge.loaders import KnowledgeError
 from core.knowledge.sources import SourceError, get_source, suggest_description, update_source
 from core.studio.render import plain_markdown
+from ui.calibration_view import calibration_section
 from ui.graph_status import graph_status, start_graph_build
 from ui.i18n import t
 from ui.retrieval_view import retrieval_view
@@ -44,6 +45,7 @@ def knowledge_page() -> None:
     if not settings.read_only:
         _upload(kb, settings)
     retrieval_view(kb)
+    calibration_section(settings, kb)
 
 
 def _embedder(settings: Settings) -> Settings:

@@ -18,6 +18,7 @@ from ui.access import require_access
 from ui.i18n import LANGUAGES, t
 from ui.nav import nav_links
 from ui.state import bound, current_settings, current_thread, embedded_notice, models_for, prefs, set_thread, stores_ready
+from ui.thresholds_view import thresholds_settings
 
 STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️", "cancelled": "⏹️", "interrupted": "⏹️"}
 URL_FIELDS = {"openai": "openai_base_url", "ollama": "ollama_host", "openai-compatible": "compat_base_url"}
@@ -92,6 +93,7 @@ def _model_settings(p: dict) -> None:
             bound(st.number_input, "embedded_doc_chars", t("embedded_doc_chars"), min_value=100, max_value=4000,
                   step=100, help=t("caps_help"))
             st.caption(prompt_cache_line(current_settings()), help=t("prompt_cache_help"))  # md-safe: t() of ints
+        thresholds_settings()
 
 
 def prompt_cache_line(settings) -> str:

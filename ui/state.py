@@ -22,7 +22,7 @@ from ui.i18n import default_language, t
 
 SETTING_KEYS = ("provider", "temperature", "max_tokens", "grader_model", "k", "max_rewrites", "max_generations",
                 "max_iterations", "ollama_host", "compat_base_url", "openai_base_url", "embedding_provider",
-                "embedding_model", "embedded_k", "embedded_doc_chars", "verify_claims", "retrieval")
+                "embedding_model", "embedded_k", "embedded_doc_chars", "verify_claims", "retrieval", "grader_thresholds")
 SECRET_KEYS = tuple(PROVIDER_KEY_FIELDS.values())  # typed in the sidebar; memory only
 EMBEDDER_KEYS = ("embedding_provider", "embedding_model")  # a visitor's choice, applied by with_visitor_embedder
 

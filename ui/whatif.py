@@ -124,6 +124,9 @@ def _form(steps: dict, settings: Settings, key: str) -> None:
     default = list(by_n).index(editable[0]) if editable else 0
     n = st.selectbox(t("wi_pick"), list(by_n), index=default, format_func=labels.get, key=f"{key}_pick")
     step = by_n[n]
+    typed = st.text_input(t("wi_thresholds"), value=settings.grader_thresholds, key=f"{key}_thresholds",
+                          help=t("wi_thresholds_help"), placeholder="relevance=0.9, crag=0.2:0.7")
+    thresholds = typed.strip() if typed.strip() != settings.grader_thresholds.strip() else None  # None: the session's
     with st.form(key=f"{key}_form_{n}"):
         values = {field: _widget(field, spec, f"{key}_{n}_{field}") for field, spec in step["editable"].items()}
         if not step["editable"]:
@@ -133,11 +136,11 @@ def _form(steps: dict, settings: Settings, key: str) -> None:
     if not (change or replay):
         return
     changes = {} if replay else {f: v for f, v in values.items() if v != _shown_value(step["editable"][f])}
-    if change and not changes:
+    if change and not changes and thresholds is None:
         st.warning(t("wi_unchanged"), icon="⚠️")
         return
     try:
-        events = stream_fork(settings, steps["thread_id"], n, changes, turn=steps["turn"])
+        events = stream_fork(settings, steps["thread_id"], n, changes, turn=steps["turn"], thresholds=thresholds)
     except ForkError as exc:
         st.error(plain_markdown(str(exc)), icon="⚠️")
         return
@@ -230,6 +233,8 @@ def _column(original: dict, fork: dict | None, pattern: str) -> None:
         if changes:
             shown = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in changes.items())
             st.caption(f"{t('wi_changed')}: {plain_markdown(shown)}")  # a visitor's edit, seen by every later viewer
+        if "thresholds" in fork["forked_from"]:  # the fork's graders decided with these
+            st.caption(f"{t('wi_with_thresholds')}: {plain_markdown(fork['forked_from']['thresholds'] or '–')}")
         if not run:
             st.caption(t("wi_running"))
             return

@@ -286,7 +286,11 @@ def calibrate(settings, model, kb, items: list[dict], collections: list[str],
 
 
 def save(settings, result: dict) -> None:
-    """Keep a calibration for its model (the data directory, or Postgres for teams): runs read it."""
+    """Keep a calibration for its model (the data directory, or Postgres for teams): runs read it.
+    Refused in read-only mode: it would change the thresholds of everybody's runs."""
+    from core.config import refuse_if_read_only
     from core.store import calibrations
+
+    refuse_if_read_only(settings, "saving a calibration")
 
     calibrations.save(settings, result["model"], result)

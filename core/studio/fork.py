@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterator
 
 from core.config import Settings
+from core.llm.thresholds import parse_overrides
 from core.patterns.tools import with_calls
 from core.run.runner import stream_run
 from core.runtime.context import RunContext
@@ -42,13 +43,22 @@ class ForkError(ValueError):
 
 
 def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | None = None, turn: int | None = None,
-                ctx: RunContext | None = None) -> Iterator[dict]:
+                ctx: RunContext | None = None, thresholds: str | None = None) -> Iterator[dict]:
     """Fork ``thread_id``'s turn at ``step`` with ``changes`` ({field: value}); none = replay from that step.
 
+    ``thresholds`` ("relevance=0.9,crag=0.2:0.7", as RAG_GRADER_THRESHOLDS) become the fork run's
+    ``grader_thresholds``: its graders decide with them from the fork point on. None keeps the settings' own.
     Returns the runner's events (``start`` … ``done`` / ``error``); the result carries ``forked_from``.
     Not a generator: the fork is checked and its thread written on the call, so ``ForkError`` comes before
     any event (and before anything is written).
     """
+    if thresholds is not None:
+        try:
+            parse_overrides(thresholds)
+        except ValueError as exc:
+            raise ForkError(f"Thresholds: {exc}") from None
+        thresholds = thresholds.strip()
+        settings = settings.with_(grader_thresholds=thresholds)
     registry = get_registry(settings)
     parent = registry.get(thread_id or "")
     if parent and parent["status"] == "running":
@@ -62,7 +72,9 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
     question = snaps[0].values.get("question", "")
     new_id = uuid.uuid4().hex[:12]
     forked_from = {"thread": thread_id, "turn": raw["turn"], "step": step, "node": plan["node"],
-                   "checkpoint_id": checkpoint_id(plan["base"]), "changes": plan["shown"], "replay": not plan["update"]}
+                   "checkpoint_id": checkpoint_id(plan["base"]), "changes": plan["shown"],
+                   "replay": not plan["update"] and thresholds is None,
+                   **({"thresholds": thresholds} if thresholds is not None else {})}
     try:
         copied = _copy_thread(settings, graph, thread_id, new_id, plan["base"])
         runs_before = _copy_runs(settings, thread_id, new_id, raw["turn"], raw["pattern"].id, question)
