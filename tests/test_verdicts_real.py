@@ -14,7 +14,8 @@ pytestmark = pytest.mark.real_model
 
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
 STEAK = Document(page_content="시그니처 스테이크: 가격 ₩35,000. 미디엄 레어로 구워 드립니다.", metadata={"source": "menu.md"})
-PARKING = Document(page_content="주차 안내: 건물 지하 주차장을 2시간 무료로 이용하실 수 있습니다.", metadata={"source": "info.md"})
+PARKING = Document(page_content="주차 안내: 건물 지하 주차장을 2시간 무료로 이용하실 수 있습니다.",
+                   metadata={"source": "info.md"})
 
 
 def test_the_probabilities_are_read_from_the_prompts_last_logits():
