@@ -6,7 +6,9 @@
 benchmarks/claims_labelled.jsonl holds one sentence per line with the chunks a run would have retrieved
 (the chunk that answers and one or two others), a label: supported or unsupported, and a kind
 (invented_number, invented_date, negation, contradiction, absent, number_of_other_item, number_same_span,
-paraphrase, cross_language, number_elsewhere, time_form). Each sentence is one answer. The lines marked
+paraphrase, cross_language, number_elsewhere, time_form). Each sentence is one answer. The model's verdicts are
+read from its probabilities against the ``claim`` threshold (``--thresholds claim=P`` to try another), or as
+it writes them with ``--written``. The lines marked
 ``held_out`` were written after the rules were tuned on the others (--held-out / --tuned: only those).
 
 Printed: caught = unsupported sentences the checker did not call supported (unsupported, or unchecked:
@@ -19,6 +21,7 @@ A measurement (printed), never a test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import time
@@ -27,6 +30,7 @@ from pathlib import Path
 
 from core.config import load_settings
 from core.llm.claims.check import check_claims
+from core.llm.verdicts import written_verdicts
 
 DATA = Path(__file__).resolve().parent / "claims_labelled.jsonl"
 
@@ -41,17 +45,19 @@ def judged_supported(result: dict) -> bool:
     return bool(claims) and all(c["verdict"] == "supported" for c in claims)
 
 
-def run(items: list[dict], mode: str, model, embeddings, batch: int) -> tuple[list[dict], list[float]]:
+def run(items: list[dict], mode: str, model, embeddings, batch: int,
+        thresholds=None) -> tuple[list[dict], list[float]]:
     rows, times = [], []
     for item in items:
         start = time.perf_counter()
         result = check_claims(item["answer"], item["documents"], mode=mode, model=model, embeddings=embeddings,
-                              batch=batch, max_checks=8)
+                              batch=batch, max_checks=8, thresholds=thresholds)
         times.append((time.perf_counter() - start) * 1000)
         claim = next((c for c in result["claims"] if c["verdict"] != "no_claim"), None)
         rows.append({"answer": item["answer"], "label": item["label"], "kind": item["kind"],
                      "passed": judged_supported(result), "verdict": claim["verdict"] if claim else "no_claim",
                      "by": claim["checked_by"] if claim else "", "reason": claim["reason"] if claim else "",
+                     "p": claim.get("p") if claim else None,
                      "llm_calls": result["cost"]["llm_calls"], "tokens": result["cost"]["tokens"]})
     return rows, times
 
@@ -101,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embeddings", action="store_true", help="rank spans with the configured embedder too")
     parser.add_argument("--held-out", action="store_true", help="only the sentences written after tuning")
     parser.add_argument("--tuned", action="store_true", help="only the sentences the rules were tuned on")
+    parser.add_argument("--written", action="store_true", help="the model's written verdicts, not its probabilities")
+    parser.add_argument("--thresholds", help='override the thresholds, e.g. "claim=0.4"')
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
@@ -116,13 +124,21 @@ def main(argv: list[str] | None = None) -> int:
         from core.llm.embeddings import get_embeddings
 
         embeddings = get_embeddings(settings)
-    rows, times = run(items, args.mode, model, embeddings, args.batch)
-    out = {"mode": args.mode, "embeddings": bool(embeddings), "first": summary(rows, times)}
+    thresholds = None
+    if model is not None:
+        from core.llm.thresholds import model_key, thresholds_for
+
+        thresholds = thresholds_for(settings.with_(grader_thresholds=args.thresholds or ""), model_key(model))
+    with written_verdicts() if args.written else contextlib.nullcontext():
+        rows, times = run(items, args.mode, model, embeddings, args.batch, thresholds)
+    out = {"mode": args.mode, "embeddings": bool(embeddings), "method": "text" if args.written else "probability",
+           "claim_threshold": thresholds.cut("claim") if thresholds else None, "first": summary(rows, times),
+           "rows": rows}
     label = f"mode {args.mode}" + (f", model {settings.model or 'default'}" if model else "") + \
         (", embeddings (first pass)" if embeddings else ", term overlap only")
     text = [render(out["first"], rows, label)]
     if embeddings:  # spans and claims now cached: what a run over chunks seen before pays
-        rows2, times2 = run(items, args.mode, model, embeddings, args.batch)
+        rows2, times2 = run(items, args.mode, model, embeddings, args.batch, thresholds)
         out["cached"] = summary(rows2, times2)
         text.append(f"== cached embeddings: {out['cached']['ms_per_answer']} ms per answer "
                     f"(max {out['cached']['ms_max']} ms)")
