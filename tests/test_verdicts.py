@@ -213,6 +213,15 @@ def test_threshold_overrides_are_checked_in_one_line():
         assert "\n" not in str(err.value)
 
 
+def test_a_malformed_thresholds_setting_stops_the_command_line_in_one_line(sample_data_dir):
+    from helpers import run_cli
+
+    done = run_cli("ask", "--pattern", "basic", STEAK, data_dir=sample_data_dir,
+                   env={"RAG_GRADER_THRESHOLDS": "relevance=2"})
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("error: RAG_GRADER_THRESHOLDS: threshold relevance='2'")
+
+
 def test_a_saved_calibration_is_used_and_settings_override_it(sample_settings):
     calibrate.save(sample_settings, {"model": "m1", "thresholds": {"relevance": 0.7, "crag": [0.2, 0.8]}})
     th = thresholds_for(sample_settings, "m1")

@@ -33,12 +33,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict]:
 
 def main(argv: list[str] | None = None) -> int:
     from core.llm.models import ProviderError
+    from core.llm.thresholds import parse_overrides
 
     parser, handlers = build_parser()
     args = parser.parse_args(argv)
     provider = getattr(args, "provider_late", None) or args.provider
     model = getattr(args, "model_late", None) or args.model
     settings = load_settings(provider=provider, model=model, data_dir=args.data_dir)
+    try:
+        parse_overrides(settings.grader_thresholds)
+    except ValueError as exc:  # checked once here, not as a failure of the first model call
+        sys.stderr.write(f"error: RAG_GRADER_THRESHOLDS: {exc}\n")
+        return 2
     try:
         return handlers[args.command](settings, args)
     except ProviderError as exc:  # e.g. an unknown embedded model, or a model part missing
