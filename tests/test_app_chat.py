@@ -34,7 +34,7 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     ranks = " ".join(c.value for c in first.caption)
     assert "Dense #" in ranks and "Fused (RRF) #1 (0." in ranks, ranks  # where each retriever ranked the chunk
     verdicts = assistant.dataframe[0].value
-    assert list(verdicts.columns) == ["node", "kind", "grader", "target", "verdict", "score", "reason"]
+    assert list(verdicts.columns) == ["node", "kind", "grader", "target", "verdict", "score", "p vs threshold", "reason"]
     assert list(verdicts["node"]) == ["contextualize", "retrieve", "generate", "verification"]  # the claim check last
     assert list(verdicts["verdict"]) == ["4 source(s)", "3 documents", "answered from the retrieved documents",
                                          "1 of 1 claims supported, 0 unsupported, 0 unchecked"]
@@ -196,7 +196,7 @@ def test_the_ui_speaks_korean_and_says_the_default_is_a_demo_model(app_data, scr
     assert "종료 사유: 검색한 문서로 답변함 — 검색한 청크 3개로 답했습니다" in answer  # the run's own sentence too
     assert ":green-badge[✅ 답변 — 모든 주장이 근거 있음]" in answer and ":green-badge[🔎 주장 1개 중 1개 근거 있음]" in answer
     verdicts = at.chat_message[1].dataframe[0].value
-    assert list(verdicts.columns) == ["노드", "종류", "평가기", "대상", "판정", "점수", "이유"]
+    assert list(verdicts.columns) == ["노드", "종류", "평가기", "대상", "판정", "점수", "확률 대 기준값", "이유"]
     assert list(verdicts["판정"]) == ["출처 4개", "문서 3개", "검색한 문서로 답변함",
                                     "주장 1개 중 1개 근거 있음, 0개 근거 없음, 0개 확인 안 함"]
     assert list(verdicts["종류"]) == ["정보", "도구", "종료", "판정"]

@@ -41,7 +41,7 @@ def test_saved_reports_are_tabulated_charted_and_drilled_into(app_data, scripted
     at = open_page(EVALUATION)
     assert "Scores depend on the model" in at.main.info[0].value and "270M demo" not in at.main.info[0].value
     assert at.multiselect(key="eval_reports").value == [newer, older]  # newest first, all selected
-    summary = at.dataframe[0].value
+    summary = at.main.dataframe[0].value
     assert list(summary.columns[:5]) == ["evaluation", "set", "provider", "model", "pattern"]
     assert list(summary["set"]) == ["builtin.jsonl", "mine.jsonl", "mine.jsonl"]
     assert list(zip(summary["provider"], summary["pattern"])) == [("openai", "basic"), ("embedded", "basic"),
@@ -71,16 +71,16 @@ def test_saved_reports_are_tabulated_charted_and_drilled_into(app_data, scripted
     at.selectbox(key="eval_drill_report").set_value(older).run()
     at.selectbox(key=f"eval_drill_pattern_{older}").set_value("adaptive").run()
     assert_clean(at)
-    items = at.dataframe[1].value
+    items = at.main.dataframe[1].value
     assert list(items["id"]) == ["menu-01", "general-01"]
     assert list(items["fact_rate"].fillna(-1)) == [1.0, -1] and list(items["searched"]) == ["restaurant_menu", ""]
     assert "Why the runs stopped: answered 1, direct_answer 1" in shown(texts(at))
 
     # one report only: the table and chart follow the selection
     at.multiselect(key="eval_reports").set_value([older]).run()
-    assert list(at.dataframe[0].value["pattern"]) == ["basic", "adaptive"]
+    assert list(at.main.dataframe[0].value["pattern"]) == ["basic", "adaptive"]
     at.multiselect(key="eval_reports").set_value([]).run()
-    assert at.warning[0].value == "Choose at least one evaluation." and not at.dataframe
+    assert at.warning[0].value == "Choose at least one evaluation." and not at.main.dataframe
 
 
 def test_an_evaluation_started_from_the_page_runs_saves_and_is_listed(app_data, scripted):
@@ -100,7 +100,7 @@ def test_an_evaluation_started_from_the_page_runs_saves_and_is_listed(app_data, 
     assert summary["questions"] == 2 and summary["route_accuracy"] == 1.0
     assert summary["key_fact_rate"] == 0.5  # the scripted answer carries menu-01's price, nothing of menu-02
     assert at.multiselect(key="eval_reports").value == [report["file"]]
-    table = at.dataframe[0].value
+    table = at.main.dataframe[0].value
     assert list(table["pattern"]) == ["basic"] and list(table["key_fact_rate"]) == [0.5]
     assert len(scripted.calls) == 2  # basic: one answer per question
 
@@ -155,7 +155,7 @@ def test_an_advice_shows_its_recommendation_rule_and_per_question_links(app_data
     assert at.selectbox(key="advise_set").value == "menu.jsonl"
     assert any("Recommended: " in s.value for s in at.success)
     assert "cheapest of the" in shown(texts(at)) and "within 0.05 of the best" in shown(texts(at))
-    table = at.dataframe[-1].value
+    table = at.main.dataframe[-1].value
     assert list(table["id"]) == ["menu-01", "general-01"] and table["adaptive"][0] == 1.0
     assert table["basic trace"][0] is None or table["basic trace"][0].startswith("/Basic_RAG?thread=")
     button(at, "Chart as PNG").click().run()

@@ -53,7 +53,7 @@ def test_markdown_export_has_answer_reason_sources_trace_and_usage():
     assert "**Outcome:** answered — grounding not checked" in text  # nothing graded this answer
     assert "[1] 메뉴 (restaurant_menu.md, p.1) · score 0.880" in text
     assert "> 시그니처 스테이크 \\| ₩35,000" in text  # table pipes escaped
-    assert "| retrieve | tool | retriever |  | 1 documents |  | key *** echoed by a server |" in text
+    assert "| retrieve | tool | retriever |  | 1 documents |  |  | key *** echoed by a server |" in text
     assert "| generate | 1 | 15 | 9 |" in text
     assert "Path: contextualize → retrieve → generate" in text
 
