@@ -1,6 +1,8 @@
 """Probe the per-document graders on labelled documents, without running whole patterns: relevance as
 Agentic asks it (one document a call) and as Self-RAG asks it (all documents, then "document [n]"), and
-Corrective's correct / ambiguous / incorrect.
+Corrective's correct / ambiguous / incorrect. (Self-RAG's grades read from probabilities take the one-document
+layout since the numbered one measured AUC 0.58: with probabilities its column repeats the first; with
+``--written`` it is the numbered layout.)
 
     python -m benchmarks.probe_relevance [--provider embedded] [--model NAME] [--data-dir DIR] [--every 2]
                                          [--offset 0] [--limit N] [--written] [--thresholds T] [--json]
@@ -69,7 +71,7 @@ def summary(rows: list[dict], items: list, model, thresholds, seconds: float) ->
         return None if value is None else round(value, 3)
 
     return {"model": model_key(model) or "?", "questions": len(items), "method": rows[0]["method"] if rows else "",
-            "thresholds": {g: thresholds.shown(g) for g in ("relevance", "relevance_numbered", "crag")},
+            "thresholds": {g: thresholds.shown(g) for g in ("relevance", "crag")},
             "relevance: relevant judged yes": share(positive, lambda r: r["relevant"] == "yes"),
             "relevance: irrelevant judged no": share(negative, lambda r: r["relevant"] == "no"),
             "relevance: AUC of p": area("p"),

@@ -187,7 +187,7 @@ def test_corrective_routes_to_the_web_when_every_p_is_below_the_lower_bound(samp
 
 
 def test_self_rag_drops_the_documents_below_the_threshold(sample_settings):
-    s = sample_settings.with_(k=3, grader_thresholds="relevance_numbered=0.5,grounded=0.5,useful=0.5,retrieve=0.5")
+    s = sample_settings.with_(k=3, grader_thresholds="relevance=0.5,grounded=0.5,useful=0.5,retrieve=0.5")
     script = Script(sources={"sources": ["restaurant_menu"]}, answer="시그니처 스테이크는 ₩35,000입니다 [1].")
     p_of = {"relevance": 0.1, "grounded": 0.9, "usefulness": 0.0,
             "usefulness_words": {"5": 0.9, "4": 0.1}, "retrieval_words": {"lookup": 0.9, "small_talk": 0.1}}

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, create_model
 from core.llm.budgets import ReplyCutOff, bounded_text
 from core.llm.structured import REFUSALS, structured
 from core.llm.thresholds import Thresholds, model_key, thresholds_for
-from core.llm.verdicts import Reading, probability_text, read_verdict
+from core.llm.verdicts import Reading, probability_text, read_verdict, supports_probabilities
 from core.prompts import documents_system, fence
 from core.prompts import workflow as P
 
@@ -376,11 +376,16 @@ def grade_documents_for_answer(model, question: str, docs: list[Document], max_c
     the documents they kept (when they kept all) and its grounded check share that prefix: a local model
     reads the documents once instead of once in the grades and again to answer. Use it where the answer is
     written from these documents with ``documents_system`` (Self-RAG).
+
+    Verdicts read from probabilities take ``grade_documents``' one-document layout instead: in this one the
+    model's p barely tells relevant from irrelevant (Qwen2.5 1.5B, 43 labelled pairs: AUC 0.58, against 0.90
+    one document a call; docs/BENCHMARKS.md), so discrimination is worth reading each document again.
     """
+    if supports_probabilities(model):
+        return grade_documents(model, question, docs, max_concurrency, thresholds)
     humans = [_judge(P.NUMBERED_RELEVANCE_SYSTEM.format(n=n), question) + "\n" + P.DATA_NOTE
               for n in range(1, len(docs) + 1)]
-    return _binary_many(model, documents_system(docs), humans, "relevance_numbered", thresholds, Relevance,
-                        _relevance, Relevance(relevant="yes"), max_concurrency)
+    return ask_many(model, Relevance, documents_system(docs), humans, Relevance(relevant="yes"), max_concurrency)
 
 
 def crag_grade(model, question: str, docs: list[Document], max_concurrency: int,

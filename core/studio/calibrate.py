@@ -5,8 +5,8 @@ collections): for each answerable question with key facts, the top chunks of the
 and of the others. A chunk holding one of its key facts is a positive; a chunk from a collection the
 question is not about is a negative; the rest are left out (they may or may not help). From those:
 
-- relevance, relevance_numbered, crag: the question against each chunk (crag shares relevance's reading and
-  takes a band: below its lower bound "incorrect", at or above its upper bound "correct");
+- relevance, crag: the question against each chunk (crag shares relevance's reading and takes a band: below
+  its lower bound "incorrect", at or above its upper bound "correct");
 - strip: the question against the chunk's sentence that holds the fact (positive) or a sentence of a
   negative chunk;
 - grounded: an answer made of the fact's sentence, against its own chunk (positive) or a negative chunk;
@@ -240,10 +240,6 @@ def _pairs_of_question(model, kb, item, n, collections, pairs: Pairs, open_: Thr
     for (_, label), outcome in zip(scored, graders.grade_documents(model, item["question"], chosen, 1, open_)):
         pairs.add("relevance", n, outcome, label)
         pairs.add("crag", n, outcome, label)  # the same reading, judged against a band
-    numbered = graders.grade_documents_for_answer(model, item["question"], docs, 1, open_)
-    for label, outcome in zip(labels, numbered):
-        if label != "?":
-            pairs.add("relevance_numbered", n, outcome, label == "relevant")
     positive = next((d for d, label in scored if label), None)
     negative = next((d for d, label in scored if not label), None)
     sentence = fact_sentence(positive, item["facts"]) if positive else ""
