@@ -291,7 +291,7 @@ def test_grade_and_calibrate_as_processes(sample_data_dir):
     bad = scripted_process("grade", "--grader", "grounded", data_dir=sample_data_dir, stdin=json.dumps(request))
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and '"answer"' in bad.stderr
     broken = scripted_process("grade", "--grader", "crag", data_dir=sample_data_dir, stdin="[" * 200_000)
-    assert broken.returncode == 2 and broken.stderr.startswith("error: the input is not JSON")
+    assert broken.returncode == 2 and broken.stderr == "error: the input is nested too deeply to be a grade request\n"
     refused = scripted_process("calibrate", "--collection", "nope", data_dir=sample_data_dir)
     assert refused.returncode == 2 and "no collection named nope" in refused.stderr
     text_only = scripted_process("calibrate", "--no-save", data_dir=sample_data_dir)

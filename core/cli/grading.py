@@ -7,39 +7,25 @@ import sys
 from pathlib import Path
 
 from core.cli import common
+from core.cli.verify import InputError, checked_documents, load_object, read_input, refuse_surrogates
 from core.config import ReadOnlyError, Settings, refuse_if_read_only
 
 GRADERS = ("relevance", "crag", "grounded", "useful")
-MAX_INPUT = 2_000_000  # bytes of JSON read from stdin: a document set, not a file system
-
-
-class InputError(ValueError):
-    """The input is not a grade request; the message says why in one line."""
 
 
 def parse_request(text: str, grader: str) -> dict:
     """``{"question", "documents": [{"text", "source"}], "answer"}``, checked for what the grader reads."""
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        where = f" ({exc.msg} at line {exc.lineno}, column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise InputError(f"the input is not JSON{where}") from None
-    if not isinstance(data, dict):
-        raise InputError('the input must be a JSON object: {"question", "documents": [{"text", "source"}], "answer"}')
+    data = load_object(text, "grade")
     question = data.get("question")
     if not isinstance(question, str) or not question.strip():
         raise InputError('"question" is missing or not a non-empty string')
-    documents = data.get("documents", [])
-    if not isinstance(documents, list):
-        raise InputError('"documents" must be a list of {"text", "source"} objects')
-    for n, doc in enumerate(documents, 1):
-        if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
-            raise InputError(f'document {n} must be an object with a "text" string')
+    documents = checked_documents(data)
     if grader in ("relevance", "crag", "grounded") and not documents:
         raise InputError(f'the {grader} grader needs at least one document in "documents"')
     answer = data.get("answer")
     if grader in ("grounded", "useful") and (not isinstance(answer, str) or not answer.strip()):
         raise InputError(f'the {grader} grader needs an "answer" string')
+    refuse_surrogates(question, answer if isinstance(answer, str) else "", documents=documents)
     return {"question": question, "documents": documents, "answer": answer or ""}
 
 
@@ -69,23 +55,6 @@ def _row(outcome, verdict: str) -> dict:
     return {"verdict": verdict, "p": round(outcome.p, 4) if probability else None,
             "threshold": outcome.threshold if probability else None, "method": outcome.method,
             **({"error": outcome.error} if outcome.fallback else {})}
-
-
-def read_input(path: str | None) -> str:
-    """At most MAX_INPUT bytes of the file or stdin, as text; larger input is refused, not read to the end."""
-    if path:
-        with open(path, "rb") as stream:
-            raw = stream.read(MAX_INPUT + 1)
-    elif hasattr(sys.stdin, "buffer"):
-        raw = sys.stdin.buffer.read(MAX_INPUT + 1)
-    else:  # a text stream (tests swap stdin for one)
-        raw = sys.stdin.read(MAX_INPUT + 1).encode("utf-8", "surrogatepass")
-    if len(raw) > MAX_INPUT:
-        raise InputError(f"the input is larger than {MAX_INPUT // 1_000_000} MB")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("the input is not UTF-8 text") from None
 
 
 def cmd_grade(settings: Settings, args) -> int:

@@ -14,36 +14,57 @@ MAX_INPUT_BYTES = 20_000_000  # ten times a long report with its documents; /dev
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+SHAPES = {"verify": '{"question", "answer", "documents": [{"text", "source"}]}',
+          "grade": '{"question", "documents": [{"text", "source"}], "answer"}'}
+
+
 class InputError(ValueError):
-    """The input is not a verify request; the message says why in one line."""
+    """The input is not a usable request (verify, grade); the message says why in one line."""
 
 
-def parse_request(text: str) -> dict:
-    """The request, checked: an answer string, a list of documents each with text."""
+def load_object(text: str, what: str) -> dict:
+    """The JSON object of a request; anything else (not JSON, too deep, unreadable numbers) is one InputError."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"the input is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:  # "[[[[..." 200,000 deep: the parser's recursion, not a crash
-        raise InputError("the input is nested too deeply to be a verify request") from None
+        raise InputError(f"the input is nested too deeply to be a {what} request") from None
     except ValueError as exc:  # a number of more than 4,300 digits (Python's int limit), and its like
         raise InputError(f"the input holds a value Python cannot read ({str(exc).split(':')[0]})") from None
     if not isinstance(data, dict):
-        raise InputError('the input must be a JSON object: {"question", "answer", "documents": [{"text", "source"}]}')
-    if not isinstance(data.get("answer"), str):
-        raise InputError('"answer" is missing or not a string')
+        raise InputError(f"the input must be a JSON object: {SHAPES[what]}")
+    return data
+
+
+def checked_documents(data: dict) -> list[dict]:
+    """``documents``: a list of objects each with a "text" string."""
     documents = data.get("documents", [])
     if not isinstance(documents, list):
         raise InputError('"documents" must be a list of {"text", "source"} objects')
     for n, doc in enumerate(documents, 1):
         if not isinstance(doc, dict) or not isinstance(doc.get("text"), str):
             raise InputError(f'document {n} must be an object with a "text" string')
+    return documents
+
+
+def refuse_surrogates(*texts: str, documents: list[dict] = ()) -> None:
+    """Refuse a lone surrogate escape: valid JSON ("\\ud800"), but no text, so it cannot be printed."""
+    texts = (*texts, *(str(doc.get(key, "")) for doc in documents for key in ("text", "source")))
+    if any(_SURROGATE.search(t) for t in texts):
+        raise InputError("the input holds a lone surrogate escape (\\ud800-\\udfff), which is not text")
+
+
+def parse_request(text: str) -> dict:
+    """The request, checked: an answer string, a list of documents each with text."""
+    data = load_object(text, "verify")
+    if not isinstance(data.get("answer"), str):
+        raise InputError('"answer" is missing or not a string')
+    documents = checked_documents(data)
     question = data.get("question", "")
     if not isinstance(question, str):
         raise InputError('"question" must be a string')
-    texts = [question, data["answer"], *(str(doc.get(key, "")) for doc in documents for key in ("text", "source"))]
-    if any(_SURROGATE.search(t) for t in texts):  # "\\ud800" alone is valid JSON but no text: it cannot be printed
-        raise InputError("the input holds a lone surrogate escape (\\ud800-\\udfff), which is not text")
+    refuse_surrogates(question, data["answer"], documents=documents)
     return {"question": question, "answer": data["answer"], "documents": documents}
 
 
