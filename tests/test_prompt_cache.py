@@ -119,9 +119,11 @@ def test_callers_on_several_threads_get_what_they_would_get_alone():
 
 @pytest.mark.real_model
 def test_the_graders_read_the_documents_and_the_answer_and_its_check_do_not_read_them_again():
-    """The pattern's own prompts share one prefix: relevance grades, then the answer, then its grounded check."""
+    """Self-RAG's written grades share one prefix with its answer and grounded check. (Its grades read from
+    probabilities take the one-document layout, which measured far better: they read each document again.)"""
     from langchain_core.documents import Document
 
+    from core.llm.verdicts import written_verdicts
     from core.prompts import answer_request, documents_system
 
     docs = [Document(page_content=f"The bistro serves Special {i}, priced at {10000 + i * 1500} won, with house wine "
@@ -130,7 +132,8 @@ def test_the_graders_read_the_documents_and_the_answer_and_its_check_do_not_read
     question = "What does Special 3 cost?"
     model = EmbeddedChatModel(model_name=GEMMA, max_tokens=24, cache_mb=64)
     PROMPT_CACHE.clear()
-    graders.grade_documents_for_answer(model, question, docs, 1)
+    with written_verdicts():
+        graders.grade_documents_for_answer(model, question, docs, 1)
     # an unrelated call in between: the documents' state must come back from the cache, not the live context
     model.invoke([SystemMessage("Rewrite the question for a search engine."), HumanMessage(question)])
     answer = model.invoke([SystemMessage(documents_system(docs)), HumanMessage(answer_request(question))])
