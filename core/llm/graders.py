@@ -210,6 +210,9 @@ def _counted(runnable, total: int, progress: Callable[[int, int], None]):
 # ---------------------------------------------------------------- probability verdicts
 
 YES_NO = ["yes", "no"]
+# the most calls one verdict can make: its probabilities read once, then (none given) the written verdict with one
+# retry on a parse failure; the patterns' LLM-call bounds count each verdict so
+VERDICT_CALLS = 3
 ONE_WORD = "\nAnswer with one word: {words}."
 
 

@@ -216,13 +216,15 @@ def build(ctx: RunContext) -> StateGraph:
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
     """contextualize 1 + agent 1
-    + first round: relevance 2 (one parse retry) per chunk, up to MAX_TOOL_CALLS calls of k chunks
-    + each rewrite: rewriter 2 + relevance 2 per chunk (one call of k chunks)
+    + first round: relevance per chunk (graders.VERDICT_CALLS: p read once, then written with one parse retry),
+      up to MAX_TOOL_CALLS calls of k chunks
+    + each rewrite: rewriter 2 + relevance per chunk (one call of k chunks)
     + answer 1. Citation checking is code, not a model call.
     With review on, the bound holds for each stretch between two review decisions (an edit searches again).
     """
     k = settings.k
-    return 1 + 1 + 2 * MAX_TOOL_CALLS * k + settings.max_rewrites * (2 + 2 * k) + 1
+    v = graders.VERDICT_CALLS
+    return 1 + 1 + v * MAX_TOOL_CALLS * k + settings.max_rewrites * (2 + v * k) + 1
 
 
 PATTERN = Pattern(

@@ -174,10 +174,12 @@ def build(ctx: RunContext) -> StateGraph:
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
-    """contextualize 1 + CRAG grade 2 per document + strip grades 2 per document (one batched call
-    for its <= 12 strips) + web rewrite 2 + answer 1 (a grader may be retried once on a parse failure).
+    """contextualize 1 + CRAG grade per document (graders.VERDICT_CALLS) + strip grades per document (one read
+    of p per strip, at most MAX_STRIPS_PER_DOC, then, where none is given, one written call for all its strips,
+    retried once) + web rewrite 2 + answer 1 (a written grader may be retried once on a parse failure).
     With review on, the bound holds for each stretch between two review decisions (an edit retrieves again)."""
-    return 1 + 2 * settings.k + 2 * settings.k + 2 + 1
+    per_document = graders.VERDICT_CALLS + MAX_STRIPS_PER_DOC + 2
+    return 1 + per_document * settings.k + 2 + 1
 
 
 PATTERN = Pattern(

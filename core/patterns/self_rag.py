@@ -301,20 +301,22 @@ def build(ctx: RunContext) -> StateGraph:
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
-    """Every grader may be retried once on a parse failure (x2).
+    """A written grader may be retried once on a parse failure (x2); a verdict read from probabilities is one
+    call, then the written one where none is given (graders.VERDICT_CALLS, V below).
 
-    contextualize 1 + retrieval decision 2
-    + per search round (1 + max_rewrites): source router 2 + relevance 2 per document (k per searched source;
+    contextualize 1 + retrieval decision V
+    + per search round (1 + max_rewrites): source router 2 + relevance V per document (k per searched source;
       the fan-out is min(MAX_FANOUT, collections + web), MAX_FANOUT when the number of sources is not given)
     + rewrites: 2 each
-    + per generation (1 + max_generations): answer 1 + hallucination 2 + usefulness 2
+    + per generation (1 + max_generations): answer 1 + hallucination V + usefulness V
     With review on, the bound holds for each stretch between two review decisions: an edited question
     starts at the source router with fresh budgets.
     """
     fanout = MAX_FANOUT if sources is None else min(MAX_FANOUT, sources + 1)
     rounds = 1 + settings.max_rewrites
     generations = 1 + settings.max_generations
-    return 1 + 2 + rounds * (2 + 2 * fanout * settings.k) + 2 * settings.max_rewrites + generations * 5
+    v = graders.VERDICT_CALLS
+    return 1 + v + rounds * (2 + v * fanout * settings.k) + 2 * settings.max_rewrites + generations * (1 + 2 * v)
 
 
 PATTERN = Pattern(
