@@ -250,8 +250,7 @@ def read_many(model, system: str, humans: list[str], words: list[str],
 
 
 def _binary_many(model, system: str, humans: list[str], grader: str, thresholds: Thresholds | None,
-                 schema: type[T], make: Callable[[bool], T], fallback: T, max_concurrency: int,
-                 text_humans: list[str] | None = None) -> list[Outcome[T]]:
+                 schema: type[T], make: Callable[[bool], T], fallback: T, max_concurrency: int) -> list[Outcome[T]]:
     """yes/no verdicts read as p(yes) ≥ the grader's threshold; the written verdict where p cannot be read."""
     cut = (thresholds or default_thresholds(model)).cut(grader)
     readings = read_many(model, system, humans, YES_NO, max_concurrency)
@@ -260,8 +259,7 @@ def _binary_many(model, system: str, humans: list[str], grader: str, thresholds:
         for r in readings]
     missing = [i for i, o in enumerate(outcomes) if o is None]
     if missing:
-        texts = text_humans or humans
-        for i, outcome in zip(missing, ask_many(model, schema, system, [texts[i] for i in missing], fallback,
+        for i, outcome in zip(missing, ask_many(model, schema, system, [humans[i] for i in missing], fallback,
                                                 max_concurrency)):
             outcomes[i] = outcome
     return outcomes
