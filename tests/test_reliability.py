@@ -6,7 +6,7 @@ import os
 import stat
 
 import pytest
-from app_support import app_data, assert_clean, happy_script, open_page, texts  # noqa: F401
+from app_support import app_data, assert_clean, happy_script, open_page, shown, texts  # noqa: F401
 from scripted import ScriptedChatModel
 
 from core.config import load_settings
@@ -28,9 +28,9 @@ def test_a_damaged_thread_registry_is_one_clear_message_on_the_chat_and_review_p
     (app_data / "threads.sqlite").write_bytes(GARBAGE)
     at = open_page(page)
     assert_clean(at)  # no traceback
-    shown = texts(at)
-    assert "threads.sqlite in the data directory) is damaged" in shown
-    assert str(app_data) not in shown  # no server path
+    text = shown(texts(at))  # the message is escaped Markdown (it may quote a path): read as rendered
+    assert "threads.sqlite in the data directory) is damaged" in text
+    assert str(app_data) not in text  # no server path
     assert (app_data / "threads.sqlite").read_bytes() == GARBAGE  # nothing deleted or overwritten
 
 
