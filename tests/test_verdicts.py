@@ -107,7 +107,7 @@ def test_openai_style_logprobs_are_read_from_the_first_token():
     assert verdicts.reading_from_logprobs([{"token": "The", "logprob": 0.0}], ["yes", "no"]) is None
 
 
-def test_an_openai_compatible_server_with_logprobs_is_read_and_one_without_is_remembered():
+def test_openai_logprobs_are_read_over_http_and_an_endpoint_without_them_is_remembered():
     from fake_openai import FakeOpenAI
 
     from core.config import load_settings
@@ -119,24 +119,31 @@ def test_an_openai_compatible_server_with_logprobs_is_read_and_one_without_is_re
         p = 0.9 if "시그니처" in messages[-1]["content"] else 0.05
         return [{"token": "yes", "logprob": math.log(p)}, {"token": "no", "logprob": math.log(1 - p)}]
 
+    def openai_at(url):
+        settings = load_settings(provider="openai", model="local-model", openai_base_url=url,
+                                 openai_api_key="sk-test-0123456789")
+        return get_chat_model(settings)
+
     with FakeOpenAI(lambda messages: '{"relevant": "yes"}', logprobs=logprobs) as server:
-        settings = load_settings(provider="openai-compatible", model="local-model", compat_base_url=server.url)
-        outcomes = graders.grade_documents(get_chat_model(settings), STEAK, DOCS[:2], 1)
+        outcomes = graders.grade_documents(openai_at(server.url), STEAK, DOCS[:2], 1)
         assert [o.value.relevant for o in outcomes] == ["yes", "no"]
         assert all(o.method == "probability" for o in outcomes)
-        assert all(r.get("logprobs") and r.get("max_tokens") == 1 for r in server.requests)
+        assert all(r.get("logprobs") and 1 in (r.get("max_tokens"), r.get("max_completion_tokens"))
+                   for r in server.requests)  # one token decoded
     with FakeOpenAI(lambda messages: '{"relevant": "no"}') as plain:
-        settings = load_settings(provider="openai-compatible", model="local-model", compat_base_url=plain.url)
-        model = get_chat_model(settings)
+        model = openai_at(plain.url)
         first = graders.grade_documents(model, STEAK, DOCS[:1], 1)[0]
         asked = len(plain.requests)
         second = graders.grade_documents(model, STEAK, DOCS[:1], 1)[0]
         assert first.method == second.method == "text" and second.value.relevant == "no"
         assert len(plain.requests) - asked == 1  # the second grade did not ask for probabilities again
     with FakeOpenAI(lambda messages: '{"relevant": "no"}', logprobs="error") as failing:
-        settings = load_settings(provider="openai-compatible", model="local-model", compat_base_url=failing.url)
-        outcome = graders.grade_documents(get_chat_model(settings), STEAK, DOCS[:1], 1)[0]
+        outcome = graders.grade_documents(openai_at(failing.url), STEAK, DOCS[:1], 1)[0]
         assert outcome.method == "text" and outcome.value.relevant == "no" and not outcome.fallback
+    with FakeOpenAI(lambda messages: '{"relevant": "no"}', logprobs=logprobs) as compat:
+        settings = load_settings(provider="openai-compatible", model="local-model", compat_base_url=compat.url)
+        outcome = graders.grade_documents(get_chat_model(settings), STEAK, DOCS[:1], 1)[0]
+        assert outcome.method == "text" and not any(r.get("logprobs") for r in compat.requests)
     verdicts.forget_refusals()
 
 

@@ -8,9 +8,10 @@ turns ``p`` into a decision is fitted on labelled pairs (core.studio.calibrate),
 papers fit theirs.
 
 Providers that expose probabilities: the embedded llama.cpp model (the logits of the prompt's last token,
-``EmbeddedChatModel`` with ``verdict_words``), OpenAI and OpenAI-compatible servers that return ``logprobs``
-(vLLM, llama.cpp's server). Any other provider, or any failure, returns None and the grader falls back to
-its written (structured) verdict; the trace says which way each verdict was read.
+``EmbeddedChatModel`` with ``verdict_words``) and OpenAI (``logprobs``; an endpoint that answers without them is
+remembered). OpenAI-compatible servers are not asked yet (see ``supports_probabilities``). Any other provider,
+or any failure, returns None and the grader falls back to its written (structured) verdict; the trace says
+which way each verdict was read.
 """
 
 from __future__ import annotations
@@ -96,11 +97,14 @@ def supports_probabilities(model) -> bool:
         return False
     if getattr(model, "verdict_probabilities", False):
         return True
-    try:
-        from langchain_openai import ChatOpenAI
-    except ImportError:  # pragma: no cover - a declared dependency
-        return False
-    return isinstance(model, ChatOpenAI) and _endpoint_key(model) not in _refused
+    from langchain_openai import ChatOpenAI
+
+    from core.llm.structured import CompatChatModel
+
+    # OpenAI-compatible servers get written verdicts for now: llama-cpp-python's server, asked for logprobs while
+    # a run's other calls queue behind it, kept a test's request waiting past its timeout (tests/test_openai_compatible)
+    return (isinstance(model, ChatOpenAI) and not isinstance(model, CompatChatModel)
+            and _endpoint_key(model) not in _refused)
 
 
 def _endpoint_key(model) -> tuple[str, str]:
