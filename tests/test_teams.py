@@ -164,7 +164,9 @@ def test_a_run_killed_mid_way_on_postgres_is_interrupted_and_its_thread_takes_a_
     assert last["status"] == "interrupted" and last["result"]["termination_reason"] == "interrupted"
     _, graph = open_graph(shared, thread_id)
     state = graph.get_state({"configurable": {"thread_id": thread_id}})  # the last checkpoint loads whole
-    assert [m.type for m in state.values["messages"]] == ["human", "ai", "human"] and state.next
+    # a step was still open when the process died (its tasks are listed; a finished run lists none). Not `next`:
+    # LangGraph 1.2.24 leaves a task out of it once its writes are saved, as retrieve's are when the kill comes first
+    assert [m.type for m in state.values["messages"]] == ["human", "ai", "human"] and state.tasks
     assert state.values["messages"][1].content == HAPPY_ANSWER
     snapshots = chain(graph, thread_id)  # the history, first to newest, along unbroken parent links
     assert snapshots[-1].config["configurable"]["checkpoint_id"] == state.config["configurable"]["checkpoint_id"]
