@@ -2,12 +2,14 @@
 
     python -m benchmarks.grammar_speed [--tokens 96] [--models gemma-3-270m,qwen2.5-coder-1.5b-instruct]
 
-For each model the same prompt is completed four ways, each writing the same number of tokens (the limit):
+For each model the same prompt is completed seven ways, each writing the same number of tokens (the limit):
 free text, under a grammar of one JSON string (no length bound), under a grammar bounding that string
 (``maxLength``: a bounded repetition, as every budgeted schema now has), and under the grammar of RAG-Fusion's
-query schema. Tokens per second are the tokens written over the time after the prompt was read (llama.cpp's
-counters time the model only; the grammar's cost is in sampling, so wall time is what counts). It also prints
-how many tokens per character the tokenizer spends on Korean and English text (core.llm.budgets.TOKENS_PER_CHAR).
+query schema — each grammar twice: in llama.cpp's sampler chain (the whole vocabulary filtered at every
+step) and checked on the best token first (core.llm.greedy_grammar, the adapter's way at temperature 0).
+Tokens per second are the tokens written over the time after the prompt was read (llama.cpp's counters time
+the model only; the grammar's cost is in sampling, so wall time is what counts). It also prints how many
+tokens per character the tokenizer spends on Korean and English text (core.llm.budgets.TOKENS_PER_CHAR).
 A measurement (printed), never a test: run it on an idle machine.
 """
 
@@ -19,6 +21,7 @@ import time
 
 from core.llm.budgets import token_budget
 from core.llm.embedded_llm import _grammar, embedded_model_path, get_llama
+from core.llm.greedy_grammar import GreedyUnderGrammar
 from core.patterns.rag_fusion import SearchQueries
 
 PROMPT = ("Write a long, detailed description of a Korean restaurant's steak menu: the dishes, their prices in won, "
@@ -33,17 +36,23 @@ def _string_schema(max_length: int | None) -> dict:
     return {"type": "object", "properties": {"text": text}, "required": ["text"]}
 
 
-def _speed(llama, schema: dict | None, tokens: int) -> tuple[int, float]:
-    """(tokens written, tokens/s after the prompt) for one completion of PROMPT."""
+def _speed(llama, schema: dict | None, tokens: int, best_first: bool = False) -> tuple[int, float]:
+    """(tokens written, tokens/s after the prompt) for one completion of PROMPT; ``best_first``: the grammar
+    checked on the best token first (core.llm.greedy_grammar, what the adapter does at temperature 0)."""
     import llama_cpp
 
     ctx = llama._ctx.ctx
     grammar = _grammar(json.dumps(schema, sort_keys=True)) if schema else None
+    options = {"grammar": grammar}
+    if best_first:
+        options = {"logits_processor": [GreedyUnderGrammar(llama, grammar)]}
     llama.reset()  # nothing of the prompt cached: every run reads it alike
     llama_cpp.llama_perf_context_reset(ctx)
     start = time.perf_counter()
-    out = llama.create_completion(PROMPT, max_tokens=tokens, temperature=0.0, grammar=grammar)
+    out = llama.create_completion(PROMPT, max_tokens=tokens, temperature=0.0, repeat_penalty=1.0, **options)
     wall = time.perf_counter() - start
+    if best_first:
+        options["logits_processor"][0].close()
     prompt_s = llama_cpp.llama_perf_context(ctx).t_p_eval_ms / 1000
     written = int(out["usage"]["completion_tokens"])
     return written, written / max(wall - prompt_s, 1e-9)
@@ -68,9 +77,11 @@ def main() -> None:
         llama = get_llama(embedded_model_path(name))
         print(f"\n{name}: at most {_tokens_per_char(llama):.2f} tokens per character over the samples")
         for label, schema in shapes:
-            _speed(llama, schema, 8)  # warm: the grammar compiled, the weights paged in
-            written, rate = _speed(llama, schema, args.tokens)
-            print(f"  {label:<40} {written:>4} tokens  {rate:6.1f} tokens/s")
+            for best_first in (False, True) if schema else (False,):
+                _speed(llama, schema, 8, best_first)  # warm: the grammar compiled, the weights paged in
+                written, rate = _speed(llama, schema, args.tokens, best_first)
+                how = ", best token first" if best_first else ""
+                print(f"  {label + how:<58} {written:>4} tokens  {rate:6.1f} tokens/s")
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ from core.llm.embedded_prompt import (
     tool_call_schema,
     tool_instructions,
 )
+from core.llm.greedy_grammar import GreedyUnderGrammar
 from core.llm.llama_runtime import prepare_llama_cpp
 from core.llm.model_files import Progress, embedded_model
 from core.llm.prompt_cache import PromptStateCache, attach
@@ -202,10 +203,17 @@ class EmbeddedChatModel(BaseChatModel):
         """Run llama.cpp: the GGUF's chat template when it has one, else a plain transcript."""
         common = {"temperature": self.temperature, "max_tokens": min(max_tokens or self.max_tokens, N_CTX),
                   "repeat_penalty": self.repeat_penalty, "stream": stream, "stop": list(stop or [])}
-        if logits_processor:
-            common["logits_processor"] = logits_processor
-        if schema is not None:
+        processors, greedy = list(logits_processor or []), None
+        if schema is not None and self.temperature == 0 and not stream:
+            # the best token checked first, not the whole vocabulary at every step (greedy_grammar.py)
+            greedy = GreedyUnderGrammar(llama, _grammar(json.dumps(schema, sort_keys=True)), self.repeat_penalty,
+                                        llama.last_n_tokens_size)
+            processors.append(greedy)
+            common["repeat_penalty"] = 1.0  # applied by the processor, before it picks
+        elif schema is not None:
             common["grammar"] = _grammar(json.dumps(schema, sort_keys=True))
+        if processors:
+            common["logits_processor"] = processors
         try:
             if "tokenizer.chat_template" in llama.metadata:
                 return llama.create_chat_completion(messages=turns, **common), "chat"
@@ -216,6 +224,9 @@ class EmbeddedChatModel(BaseChatModel):
             if "exceed context window" in str(exc):  # not a parse failure: the caller must shorten the prompt
                 raise ContextOverflowError(f"{exc}: start a new chat or lower k") from None
             raise
+        finally:
+            if greedy is not None:
+                greedy.close()
 
     def _metadata(self, finish_reason: str | None, perf: dict) -> dict:
         return {"model_name": self.model_name, "finish_reason": finish_reason or "stop", **perf}
