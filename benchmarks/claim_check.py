@@ -6,7 +6,9 @@
 benchmarks/claims_labelled.jsonl holds one sentence per line with the chunks a run would have retrieved
 (the chunk that answers and one or two others), a label: supported or unsupported, and a kind
 (invented_number, invented_date, negation, contradiction, absent, number_of_other_item, number_same_span,
-paraphrase, cross_language, number_elsewhere, time_form). Each sentence is one answer. The model's verdicts are
+paraphrase, cross_language, number_elsewhere, time_form; figure_untied: a figure of one of several items the
+line's ``question`` matches, not saying which, and figure_named: the same figures tied to their items). Each
+sentence is one answer. The model's verdicts are
 read from its probabilities against the ``claim`` threshold (``--thresholds claim=P`` to try another), or as
 it writes them with ``--written``. The lines marked
 ``held_out`` were written after the rules were tuned on the others (--held-out / --tuned: only those).
@@ -50,8 +52,8 @@ def run(items: list[dict], mode: str, model, embeddings, batch: int,
     rows, times = [], []
     for item in items:
         start = time.perf_counter()
-        result = check_claims(item["answer"], item["documents"], mode=mode, model=model, embeddings=embeddings,
-                              batch=batch, max_checks=8, thresholds=thresholds)
+        result = check_claims(item["answer"], item["documents"], question=item.get("question", ""), mode=mode,
+                              model=model, embeddings=embeddings, batch=batch, max_checks=8, thresholds=thresholds)
         times.append((time.perf_counter() - start) * 1000)
         claim = next((c for c in result["claims"] if c["verdict"] != "no_claim"), None)
         rows.append({"answer": item["answer"], "label": item["label"], "kind": item["kind"],

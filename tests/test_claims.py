@@ -381,3 +381,35 @@ def test_the_model_check_runs_end_to_end_on_the_embedded_gemma(tmp_path):
     claim = _one(result)
     assert claim["verdict"] in VERDICTS and claim["checked_by"] == "model"  # which verdict: Gemma 270M is weak
     assert result["cost"]["llm_calls"] >= 1 and result["cost"]["prompt_tokens"] > 0
+
+
+# ---------------------------------------------------------------- a figure tied to its item (issue 39)
+
+STEAKS = [{"text": "## 13. 키즈 미니 함박 스테이크\n- 영문명: Kids Mini Hamburg Steak\n- 가격: ₩14,000", "source": "menu.md"},
+          {"text": "## 1. 시그니처 스테이크\n- 영문명: Signature Steak\n- 가격: ₩35,000", "source": "menu.md"},
+          {"text": "## 5. 그릴드 연어 스테이크\n- 영문명: Grilled Salmon Steak\n- 가격: ₩29,000", "source": "menu.md"}]
+ANY_STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
+
+
+@pytest.mark.parametrize("answer", ["가격은 14,000원입니다.", "스테이크 가격은 14,000원입니다."])
+def test_a_bare_figure_for_one_of_several_matching_items_is_unsupported(answer):
+    [claim] = check_claims(answer, STEAKS, question=ANY_STEAK, mode="rules")["claims"]
+    assert claim["verdict"] == "unsupported" and claim["detail"] == "figure_untied"
+    assert claim["reason"].startswith("the figure is not tied to the item asked about")
+    assert "키즈 미니 함박 스테이크" in claim["reason"] and "one of 3 items" in claim["reason"]
+
+
+@pytest.mark.parametrize("question,answer", [
+    (ANY_STEAK, "키즈 미니 함박 스테이크는 14,000원입니다."),
+    (ANY_STEAK, "시그니처 스테이크는 ₩35,000, 그릴드 연어 스테이크는 ₩29,000입니다."),
+    ("시그니처 스테이크의 가격은 얼마인가요?", "가격은 ₩35,000입니다."),  # the question names the item
+])
+def test_a_figure_whose_item_is_named_or_asked_about_is_supported(question, answer):
+    claims = check_claims(answer, STEAKS, question=question, mode="rules")["claims"]
+    assert [c["verdict"] for c in claims] == ["supported"]
+
+
+def test_the_sentence_before_can_name_the_item():
+    answer = "시그니처 스테이크는 한우 등심 요리입니다. 가격은 ₩35,000입니다."
+    claims = check_claims(answer, STEAKS, question=ANY_STEAK, mode="rules")["claims"]
+    assert claims[1]["verdict"] == "supported" and claims[1]["detail"] != "figure_untied"

@@ -262,7 +262,7 @@ def check_claims(answer: str, documents: Sequence, *, question: str = "", mode: 
             continue
         vector = vectors[n] if vectors else None
         n += 1
-        check = rules_check(ev, sentence.text, f"{question} {previous}", vector)
+        check = rules_check(ev, sentence.text, f"{question} {previous}", vector, question=question, previous=previous)
         previous = sentence.text
         checks.append(check)
         if _rules_verdict(ev, check, mode):

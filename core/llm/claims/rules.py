@@ -270,6 +270,66 @@ def _clause_conflict(quote: str, claim: str, fact: Fact, claimed: set[str]) -> F
     return rival if best_score >= max(mine) + CLAUSE_MARGIN else None
 
 
+def _sections(ev: Evidence) -> dict[tuple[int, int], tuple[frozenset[str], set[str]]]:
+    """Each headed section of the evidence -> (its heading's terms, the kinds of figure it states)."""
+    out: dict[tuple[int, int], tuple[frozenset[str], set[str]]] = {}
+    for i, span in enumerate(ev.spans):
+        if span.heading:
+            heading, kinds = out.get((span.doc, span.section), (terms(span.heading), set()))
+            out[(span.doc, span.section)] = (heading, kinds | {f.kind for f in ev.facts[i]})
+    return out
+
+
+def _untied(ev: Evidence, check: Check, text: str, previous: str, question: str, facts: list[Fact]) -> None:
+    """A figure that answers for one of several items the question matches, without saying which.
+
+    "가격은 ₩14,000입니다" answering "스테이크 메뉴의 가격은?" over three steaks is true of the kids' steak and
+    reads as the price of every steak. The items are the evidence's headed sections (a dish, a wine); the
+    question matches those whose heading shares the most of its terms; the figure's clause, or the words
+    since the figure before it (or, for a claim of one figure, the claim with the sentence before) must name
+    its item better than any other of them.
+    Same-language text only: a heading in Hangul shares no term with an English claim that names it.
+    """
+    sections, asked = _sections(ev), terms(question)
+    clauses = [c for c in _CLAUSE.split(text) if c.strip()]
+    stretches = _stretches(text, facts)
+    for fact in facts:
+        home = next((ev.spans[i] for i in check.spans if fact.keys & ev.keys[i]), None)
+        if home is None or (home.doc, home.section) not in sections or is_korean(home.heading) != is_korean(text):
+            continue
+        kinds = CONFLICTING.get(fact.kind, {fact.kind})
+        shared = {key: len(asked & heading) for key, (heading, have) in sections.items() if have & kinds}
+        most = max(shared.values(), default=0)
+        matched = [key for key, n in shared.items() if n == most and n > 0]
+        if len(matched) < 2 or (home.doc, home.section) not in matched:
+            continue
+        own = [terms(c) for c in clauses if fact.keys & keys_of(c)] + [terms(stretches.get(fact.text, ""))]
+        names = own + ([terms(text) | terms(previous)] if len(facts) == 1 else [])
+        if any(_singles_out(named, (home.doc, home.section), matched, sections) for named in names):
+            continue
+        check.verdict, check.detail = "unsupported", "figure_untied"
+        check.reason = (f"the figure is not tied to the item asked about: {fact.text} is the figure of "
+                        f"“{home.heading}”, one of {len(matched)} items the question matches")
+        return
+
+
+def _stretches(text: str, facts: list[Fact]) -> dict[str, str]:
+    """Each figure -> the text from the figure before it up to it ("A는 ₩35,000이고 B는 ₩29,000": "A는 ₩35,000",
+    "이고 B는 ₩29,000"): where a sentence that prices several items names each one."""
+    found = sorted((at, fact.text) for fact in facts if (at := text.find(fact.text)) >= 0)
+    out, start = {}, 0
+    for at, figure in found:
+        out[figure] = text[start:at + len(figure)]
+        start = at + len(figure)
+    return out
+
+
+def _singles_out(named: frozenset[str], home: tuple[int, int], matched: list, sections: dict) -> bool:
+    """Do these words name the home item better than every other matched item?"""
+    mine = len(named & sections[home][0])
+    return all(mine > len(named & sections[key][0]) for key in matched if key != home)
+
+
 def _quotes(ev: Evidence, check: Check, text: str, window: list[int]) -> None:
     """A name the claim quotes must be in the evidence (unless the evidence is in another script)."""
     hangul = re.compile(r"[가-힣]")
@@ -283,8 +343,12 @@ def _quotes(ev: Evidence, check: Check, text: str, window: list[int]) -> None:
             return
 
 
-def rules_check(ev: Evidence, text: str, context: str = "", claim_vector=None) -> Check:
-    """Figures and quoted names in the evidence that supports the claim; doubts for the model to settle."""
+def rules_check(ev: Evidence, text: str, context: str = "", claim_vector=None, *, question: str = "",
+                previous: str = "") -> Check:
+    """Figures and quoted names in the evidence that supports the claim; doubts for the model to settle.
+
+    ``context`` ranks the spans; ``question`` and ``previous`` (the sentence before) tell whether a figure is
+    tied to the item it belongs to."""
     check = Check(text)
     if not ev.spans:
         check.verdict, check.detail, check.reason = "unsupported", "no_documents", "there are no documents to check against"
@@ -293,6 +357,8 @@ def rules_check(ev: Evidence, text: str, context: str = "", claim_vector=None) -
     ranking = rank(ev, text, context, facts, claim_vector)
     window = _window(ev, ranking)
     _figures(ev, check, text, facts, window, ranking.order)
+    if check.verdict != "unsupported" and check.spans and question:
+        _untied(ev, check, text, previous, question, facts)
     if check.verdict != "unsupported":
         _quotes(ev, check, text, window)
     check.spans = list(dict.fromkeys(check.spans + window))[:EVIDENCE_SPANS + 1]
