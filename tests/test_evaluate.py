@@ -161,9 +161,10 @@ def test_a_limited_run_takes_questions_in_turn_from_every_category():
 
     items = load_question_set()
     categories = list(dict.fromkeys(i["category"] for i in items))
-    ten = spread(items, 10)
-    assert [i["category"] for i in ten] == categories + categories[:10 - len(categories)]
-    assert ten[0]["id"] == "menu-01" and ten[len(categories)]["id"] == "menu-02"  # file order within a category
+    n = len(categories) + 3  # every category once, then from the first three again
+    some = spread(items, n)
+    assert [i["category"] for i in some] == categories + categories[:3]
+    assert some[0]["id"] == "menu-01" and some[len(categories)]["id"] == "menu-02"  # file order within a category
     assert spread(items, None) == items and len(spread(items, 1000)) == len(items)
 
 
@@ -210,3 +211,29 @@ def test_a_saved_set_never_replaces_another_of_the_same_name_without_being_asked
     read_only = settings.with_(read_only=True)
     assert save_question_set(read_only, "my-questions", first, replace=True) == "my-questions-3.jsonl"
     assert saved_question_sets(settings) == ["my-questions-2.jsonl", "my-questions-3.jsonl", "my-questions.jsonl"]
+
+
+def test_coverage_is_the_share_of_facts_found_for_questions_that_match_several_items(settings):
+    steaks = {"id": "items-01", "question": "스테이크 메뉴의 가격은?", "category": "several_items",
+              "sources": ["restaurant_menu"], "facts": ["시그니처 스테이크", "35,000", "키즈 미니 함박 스테이크", "14,000"],
+              "answerable": True}
+    canned = {"menu-01": retrieved(["restaurant_menu"], "한우 등심 ₩35,000", ["restaurant_menu"]),
+              "items-01": retrieved(["restaurant_menu"], "키즈 미니 함박 스테이크는 ₩14,000입니다.", ["restaurant_menu"])}
+    questions = {i["question"]: i["id"] for i in (MENU_ITEM, steaks)}
+    report = evaluate.evaluate(settings, ["basic"], [MENU_ITEM, steaks],
+                               run_one=lambda pattern, question, s: canned[questions[question]], judge=lambda q, a: False)
+    summary = report["patterns"]["basic"]["summary"]
+    assert summary["coverage"] == 0.5  # one of two steaks named and priced; menu-01 does not count
+    assert summary["key_fact_rate"] == 0.75
+    only_menu = evaluate.summarise([evaluate.score_item(MENU_ITEM, canned["menu-01"])])
+    assert only_menu["coverage"] is None
+
+
+def test_the_built_in_set_asks_for_several_items_with_each_items_name_and_figure():
+    from core.studio.question_set import BUILTIN, load_question_set
+
+    several = [i for i in load_question_set(BUILTIN) if i["category"] == evaluate.SEVERAL_ITEMS]
+    assert len(several) >= 3
+    steaks = next(i for i in several if i["question"] == "스테이크 메뉴의 가격은 얼마인가요?")
+    each = {"시그니처 스테이크", "35,000", "그릴드 연어 스테이크", "29,000", "키즈 미니 함박 스테이크", "14,000"}
+    assert each <= set(steaks["facts"])

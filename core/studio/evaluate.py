@@ -1,7 +1,8 @@
 """Evaluation: run a question set (core.studio.question_set) through patterns and score what came back.
 
 Scores per pattern: route/tool accuracy (the collections a run searched, by name, against the set's
-``sources``), source hit rate (a cited chunk came from one of them), key-fact rate, correct-decline
+``sources``), source hit rate (a cited chunk came from one of them), key-fact rate, coverage (the key-fact rate
+of questions that match several items: each item's name and figure are facts), correct-decline
 rate, answered rate (the run ended with an answer it stands by, on answerable questions), language match
 (the answer is written in the question's language), agent step parse rate (the share of an agent's
 replies that were a well-formed step), mean LLM calls, tokens and wall time, and the termination reasons.
@@ -26,6 +27,7 @@ from core.store import saved_records
 from core.store.files import private_folder, write_private
 from core.studio.question_set import BUILTIN
 
+SEVERAL_ITEMS = "several_items"  # the category of questions that match several items: their fact rate is coverage
 Judge = Callable[[str, str], "bool | None"]  # (question, answer) -> declined? None when the judge failed
 
 
@@ -145,6 +147,8 @@ def summarise(scores: list[dict]) -> dict:
         "route_accuracy": _mean(s["route_ok"] for s in scores),
         "source_hit_rate": _mean(s["source_hit"] for s in scores),
         "key_fact_rate": _mean(s["fact_rate"] for s in scores),
+        # questions that match several items (every steak, each Italian red): the share of their facts found
+        "coverage": _mean(s["fact_rate"] for s in scores if s.get("category") == SEVERAL_ITEMS),
         # pooled over every checked claim of the set: a long answer weighs by its sentences
         "faithfulness": faithfulness({"supported": sum(s.get("claims_supported", 0) for s in scores),
                                       "unsupported": sum(s.get("claims_unsupported", 0) for s in scores)}),
