@@ -64,9 +64,13 @@ def test_steps_and_a_fork_from_the_command_line_in_a_new_process(own_settings, o
     assert result["provider"] == "embedded" and result["llm_calls"] == 1  # only the answer, on the real model
     assert {src["collection"] for src in result["sources"]} == {"restaurant_wine"}
 
+    other = _cli("fork", tid, "--step", "3", "--thresholds", "relevance=0.9", data_dir=own_data_dir)
+    assert other.returncode == 0, other.stderr
+    assert "graders deciding with relevance=0.9" in other.stdout  # a replay with other thresholds is a change
+
     again = json.loads(_cli("steps", tid, "--json", data_dir=own_data_dir).stdout)
     assert again["steps"] == steps["steps"]  # the original's steps did not move
-    assert [f["thread_id"] for f in again["forks"]] == [result["thread_id"]]
+    assert len(again["forks"]) == 2 and again["forks"][0]["thread_id"] == result["thread_id"]
     of_fork = json.loads(_cli("steps", result["thread_id"], "--json", data_dir=own_data_dir).stdout)
     assert [st["node"] for st in of_fork["steps"] if st["changed_by_user"]] == ["route_question"]
 
@@ -77,7 +81,8 @@ def test_a_change_the_step_does_not_have_is_one_clear_line(own_settings, own_dat
     for args, message in (
             (["--step", "2", "--set", "documents=x"], "error: 'documents' cannot be changed at step 2 (route_question)."),
             (["--step", "2", "--set", "route"], "error: --set needs key=value, got 'route'"),
-            (["--step", "7", "--set", "route=restaurant_wine"], "error: This turn has steps 0 to 4; got step 7.")):
+            (["--step", "7", "--set", "route=restaurant_wine"], "error: This turn has steps 0 to 4; got step 7."),
+            (["--step", "2", "--thresholds", "crag=2"], "error: Thresholds: ")):
         proc = _cli("fork", original["thread_id"], *args, data_dir=own_data_dir)
         assert proc.returncode == 2 and proc.stderr.startswith(message), proc.stderr
         assert "Traceback" not in proc.stderr

@@ -135,6 +135,7 @@ def test_suggest_drafts_a_description_from_the_first_chunks(s):
     assert draft == "공공자전거 누비라의 요금과 대여소. Bike-share fees."
     shown = model.calls[0][-1].content
     assert "hanbit_bikes.md" in shown and "5,000원" in shown  # the first chunks reached the prompt
+    assert "At most 600 characters" in model.calls[0][0].content  # the limit the schema enforces is stated
     assert script.log == []
 
 

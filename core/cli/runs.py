@@ -85,7 +85,8 @@ def cmd_fork(settings: Settings, args) -> int:
         changes[key.strip()] = value
     try:
         result: dict = {}
-        for event in stream_fork(settings, args.thread_id, args.step, changes, turn=args.turn):
+        for event in stream_fork(settings, args.thread_id, args.step, changes, turn=args.turn,
+                                 thresholds=args.thresholds):
             if event["type"] == "progress":
                 common.progress(event["done"], event["total"], f"{event['step']} {event['subject']}")
             elif event["type"] in ("done", "error"):
@@ -97,6 +98,8 @@ def cmd_fork(settings: Settings, args) -> int:
     if not args.json and not result.get("error"):
         origin = result["forked_from"]
         what = "replayed" if origin["replay"] else "changed " + json.dumps(origin["changes"], ensure_ascii=False)
+        if origin.get("thresholds") is not None:
+            what += f", graders deciding with {origin['thresholds']}"
         print(f"-- forked from thread {origin['thread']} at step {origin['step']} ({origin['node']}): {what}")
     return code
 
@@ -160,6 +163,8 @@ def register(sub) -> dict:
     p.add_argument("--step", type=int, required=True, help="the step to fork at (see: steps THREAD)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="a field to change at that step, e.g. route=wine or documents=ID1,ID2 (repeatable)")
+    p.add_argument("--thresholds", metavar="GRADER=P,...",
+                   help="the graders decide with these thresholds from that step on, e.g. relevance=0.8,crag=0.3:0.7")
     p.add_argument("--turn", type=int, help="which turn of the thread, from 0 (default: the last)")
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("threads", help="list conversation threads")

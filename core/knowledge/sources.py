@@ -175,7 +175,8 @@ def suggest_description(kb, model, name: str, chunks: int = SUGGEST_CHUNKS) -> s
     files = sorted({d.metadata.get("source", "?") for d in docs})  # file names are the uploader's text too
     human = fence("Files: " + ", ".join(as_prompt_text(f) for f in files)) + "\n\n" + "\n\n".join(
         fence(d.page_content[:700]) for d in docs[:chunks])
-    outcome = graders.ask(model, DraftDescription, P.DESCRIBE_SOURCE_SYSTEM, human, DraftDescription(description="-"))
+    system = P.DESCRIBE_SOURCE_SYSTEM.format(chars=DESCRIPTION_CHARS)
+    outcome = graders.ask(model, DraftDescription, system, human, DraftDescription(description="-"))
     if outcome.fallback:
         raise SourceError(f"the model could not draft a description ({outcome.error}); write one yourself")
     return " ".join(outcome.value.description.split())

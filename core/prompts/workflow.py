@@ -113,7 +113,7 @@ DESCRIBE_SOURCE_SYSTEM = f"""The documents below are the first passages of a doc
 Write a description of the collection for a router that decides which collection answers a question: \
 one or two sentences naming its subject and the kinds of questions it answers (names, topics, kinds \
 of facts). Write it in the language of the documents; if they are not in English, add the same \
-description in English after it. {DATA_NOTE}"""
+description in English after it. At most {{chars}} characters in all. {DATA_NOTE}"""
 
 DECLINE_SYSTEM = f"""Judge whether the answer declines: it says the information is not available, \
 not in the documents, or that it cannot answer (declined: yes), or whether it gives an answer \
