@@ -43,7 +43,7 @@ def imports(path: Path) -> list[tuple[int, str, list[str]]]:
 
 
 def own_files() -> list[Path]:
-    return sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"])
+    return sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"])
 
 
 def test_every_core_module_sits_in_a_layer():

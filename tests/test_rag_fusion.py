@@ -12,7 +12,7 @@ from core.patterns import get_pattern
 from core.patterns.rag_fusion import QUERY_REWRITES, RRF_K, clean_queries, reciprocal_rank_fusion
 from core.run.runner import run
 from core.runtime.context import make_context
-from ui.i18n_trace import to_korean
+from ui.i18n.trace import to_korean
 from ui.pages import page_for
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"

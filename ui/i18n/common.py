@@ -1,18 +1,7 @@
-"""UI strings in English and Korean; the language comes from the browser locale, then the sidebar switch."""
-
-from __future__ import annotations
-
-import streamlit as st
-
-from ui.i18n_advise import ADVISE_STRINGS
-from ui.i18n_grading import GRADING_STRINGS
-from ui.i18n_retrieval import RETRIEVAL_STRINGS
-from ui.i18n_sources import SOURCE_STRINGS
-
-LANGUAGES = {"ko": "한국어", "en": "English"}
+"""UI strings of the screens, the sidebar and the run views that no other table of ui/i18n holds."""
 
 # key: (English, Korean)
-STRINGS = {
+COMMON_STRINGS = {
     "app_title": ("Agentic RAG Studio", "Agentic RAG Studio"),
     "app_intro": ("Pick a pattern, chat, and watch every decision the graph makes.",
                   "패턴을 고르고 대화하면서 그래프가 내리는 모든 결정을 확인하세요."),
@@ -320,61 +309,7 @@ STRINGS = {
                       "빠른 패턴만 미리 골랐습니다. 느린 패턴(내장 모델에서 몇 분)은 원하면 추가하세요: {slow}."),
     "slow_calls": ("up to {n} LLM calls", "LLM 호출 최대 {n}회"),
 }
-STRINGS.update(SOURCE_STRINGS)
-STRINGS.update(ADVISE_STRINGS)
-STRINGS.update(RETRIEVAL_STRINGS)
-STRINGS.update(GRADING_STRINGS)
 
+# a trace event's kind, as the trace table shows it
 KINDS_KO = {"route": "경로", "verdict": "판정", "retry": "재시도", "rewrite": "재작성", "tool": "도구",
             "interrupt": "검토", "stop": "종료", "error": "오류", "info": "정보"}
-
-
-def default_language() -> str:
-    """Korean for a Korean browser, English otherwise."""
-    locale = getattr(st.context, "locale", None) or ""
-    return "ko" if str(locale).lower().startswith("ko") else "en"
-
-
-def current_language() -> str:
-    return (st.session_state.get("prefs") or {}).get("lang") or default_language()
-
-
-def t(key: str, **values) -> str:
-    """The UI string for ``key`` in the current language."""
-    english, korean = STRINGS[key]
-    text = korean if current_language() == "ko" else english
-    return text.format(**values) if values else text
-
-
-def core_text(text) -> str:
-    """A message core wrote in English (trace reason, verdict, termination message), in the UI language."""
-    from ui.i18n_trace import to_korean
-
-    text = "" if text is None else str(text)
-    return to_korean(text) if current_language() == "ko" else text
-
-
-def pattern_description(pattern) -> str:
-    """The pattern's own two lines, in the UI language (English where it declares no Korean)."""
-    return (pattern.description_ko or pattern.description) if current_language() == "ko" else pattern.description
-
-
-def outcome_text(status: str) -> str:
-    from core.run.outcome import outcome_label
-    from ui.i18n_trace import OUTCOMES_KO
-
-    return OUTCOMES_KO.get(status, outcome_label(status)) if current_language() == "ko" else outcome_label(status)
-
-
-def kind_label(kind: str) -> str:
-    return KINDS_KO.get(kind, kind) if current_language() == "ko" else kind
-
-
-def termination_label(reason: str) -> str:
-    """Why a run stopped, in the UI language, as the pattern declared the reason (the id for an unknown one)."""
-    from core.patterns import termination_reasons
-
-    declared = termination_reasons().get(reason or "")
-    if declared is None:
-        return reason or "-"
-    return declared.ko if current_language() == "ko" else declared.en

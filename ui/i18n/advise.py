@@ -1,4 +1,4 @@
-"""UI strings of "Which pattern for my documents?": generating question sets and advising; merged into i18n."""
+"""UI strings of "Which pattern for my documents?": generating question sets and advising; merged into ui.i18n."""
 
 # key: (English, Korean)
 ADVISE_STRINGS = {

@@ -1,4 +1,4 @@
-"""UI strings of grader thresholds and calibration (issue 32): Knowledge page, sidebar, what-if; merged into i18n."""
+"""UI strings of grader thresholds and calibration (issue 32): Knowledge page, sidebar, what-if; merged into ui.i18n."""
 
 # key: (English, Korean)
 GRADING_STRINGS = {

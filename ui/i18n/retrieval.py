@@ -1,4 +1,4 @@
-"""UI strings of retrieval: the mode setting, each chunk's ranks, the Knowledge page's retrieval view; merged into i18n."""
+"""UI strings of retrieval: the mode setting, each chunk's ranks, the Knowledge page's retrieval view; merged into ui.i18n."""
 
 # key: (English, Korean)
 RETRIEVAL_STRINGS = {

@@ -1,4 +1,4 @@
-"""UI strings of the sources (collection descriptions, the sidebar choice) and of question sets; merged into i18n."""
+"""UI strings of the sources (collection descriptions, the sidebar choice) and of question sets; merged into ui.i18n."""
 
 # key: (English, Korean)
 SOURCE_STRINGS = {
