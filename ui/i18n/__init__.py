@@ -9,15 +9,18 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.i18n.advise import ADVISE_STRINGS
+from ui.i18n.claims import CLAIM_STRINGS
 from ui.i18n.common import COMMON_STRINGS, KINDS_KO
 from ui.i18n.grading import GRADING_STRINGS
 from ui.i18n.retrieval import RETRIEVAL_STRINGS
 from ui.i18n.sources import SOURCE_STRINGS
+from ui.i18n.whatif import WHATIF_STRINGS
 
 LANGUAGES = {"ko": "한국어", "en": "English"}
 
 # key: (English, Korean)
-STRINGS = {**COMMON_STRINGS, **SOURCE_STRINGS, **ADVISE_STRINGS, **RETRIEVAL_STRINGS, **GRADING_STRINGS}
+STRINGS = {**COMMON_STRINGS, **SOURCE_STRINGS, **ADVISE_STRINGS, **RETRIEVAL_STRINGS, **GRADING_STRINGS,
+           **WHATIF_STRINGS, **CLAIM_STRINGS}
 
 
 def default_language() -> str:
