@@ -228,7 +228,7 @@ def _result_column(pattern_id: str, result: dict, running: bool = False) -> None
     if page and result.get("thread_id"):  # follow up on this answer: the thread becomes a chat
         st.page_link(page, label=t("continue_chat"), icon="💬", query_params={"thread": result["thread_id"]})
     sources = result.get("sources") or []
-    tab_sources, tab_trace, tab_graph = st.tabs([f"{t('sources')} ({len(sources)})", t("trace"), t("graph")])
+    tab_sources, tab_trace, tab_graph = st.tabs([f"{t('cited_sources')} ({len(sources)})", t("trace"), t("graph")])
     with tab_sources:
         sources_panel(sources)
     with tab_trace:

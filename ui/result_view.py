@@ -18,7 +18,7 @@ def result_details(result: dict, settings: Settings, key: str, with_graph: bool 
     """Answer checks, then tabs: sources, trace, graph, export. ``key`` keeps widgets apart."""
     answer_checks(result)
     sources = result.get("sources") or []
-    names = [f"{t('sources')} ({len(sources)})", t("trace"), t("graph"), t("export")]
+    names = [f"{t('cited_sources')} ({len(sources)})", t("trace"), t("graph"), t("export")]
     tab_sources, tab_trace, tab_graph, tab_export = st.tabs(names)
     with tab_sources:
         sources_panel(sources)

@@ -18,7 +18,7 @@ def source_label(src: dict) -> str:
 
 def sources_panel(sources: list[dict]) -> None:
     if not sources:
-        st.caption(t("no_sources"))
+        st.caption(t("no_cited_sources"))
         return
     for src in sources:
         with st.expander(source_label(src)):
