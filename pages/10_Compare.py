@@ -1,3 +1,3 @@
-from ui.compare_page import compare_page
+from ui.screens.compare import compare_page
 
 compare_page()

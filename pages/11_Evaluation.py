@@ -1,3 +1,3 @@
-from ui.evaluation_page import evaluation_page
+from ui.screens.evaluation import evaluation_page
 
 evaluation_page()

@@ -1,3 +1,3 @@
-from ui.review_page import review_page
+from ui.screens.review import review_page
 
 review_page()

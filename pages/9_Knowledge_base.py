@@ -1,3 +1,3 @@
-from ui.knowledge_page import knowledge_page
+from ui.screens.knowledge import knowledge_page
 
 knowledge_page()

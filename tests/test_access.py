@@ -11,7 +11,7 @@ from core.config import load_settings
 from core.knowledge.base import KnowledgeBase, ReadOnlyError
 from core.store.access_limit import FREE_ATTEMPTS, AccessLimiter, MemoryCounters
 from core.store.threads import get_registry
-from ui.access import password_matches
+from ui.shell.access import password_matches
 
 APP = str(open_page.__globals__["APP"])
 PASSWORD = "open sesame"

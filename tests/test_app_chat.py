@@ -8,7 +8,7 @@ from core.patterns import all_patterns, get_pattern
 from core.run.runner import MAX_QUESTION_CHARS
 from core.store.history import thread_history
 from core.store.threads import get_registry
-from ui.pages import page_for
+from ui.shell.page_index import page_for
 
 BASIC = "pages/1_Basic_RAG.py"
 ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."
@@ -218,7 +218,7 @@ def test_every_registered_pattern_has_a_page():
 
 
 def test_a_long_step_reports_its_progress_in_words():
-    from ui.live import progress_label
+    from ui.run.live import progress_label
 
     graph = {"node": "load_graph", "step": "extract_graph", "subject": "wine", "done": 3, "total": 17}
     assert progress_label(graph) == "Waiting for the wine knowledge graph: 3 of 17 chunks read"

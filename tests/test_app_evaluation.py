@@ -203,7 +203,7 @@ def test_questions_generated_from_a_collection_are_shown_with_their_chunk_saved_
 def test_the_edited_table_becomes_the_set_keeping_provenance_and_reading_blank_cells_of_added_rows():
     import pandas as pd
 
-    from ui.advise_page import EDIT_COLUMNS, _items
+    from ui.screens.advise import EDIT_COLUMNS, _items
 
     generated = {"g001": {"id": "g001", "question": "정기권은 얼마인가요?", "kind": "single", "lang": "ko",
                           "facts": ["5,000원"], "sources": ["bikes"], "answerable": True,

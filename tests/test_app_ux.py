@@ -13,7 +13,7 @@ from core.patterns import all_patterns, get_pattern
 from core.run.runner import run
 from core.store.history import thread_history
 from core.studio.export import to_json, to_markdown
-from ui.pages import page_for
+from ui.shell.page_index import page_for
 
 BASIC = "pages/1_Basic_RAG.py"
 ADAPTIVE = "pages/2_Adaptive_RAG.py"

@@ -117,7 +117,7 @@ def test_there_is_no_import_cycle():
 
 
 @pytest.mark.parametrize("module, expected", [("core.llm.graders", "core.llm"), ("core.config", "core.base"),
-                                              ("core", "core.base"), ("ui.chat", "ui"), ("core.cli", "core.cli")])
+                                              ("core", "core.base"), ("ui.screens.chat", "ui"), ("core.cli", "core.cli")])
 def test_layers_are_told_apart(module, expected):
     assert layer(module) == expected
 

@@ -13,7 +13,7 @@ from core.patterns.rag_fusion import QUERY_REWRITES, RRF_K, clean_queries, recip
 from core.run.runner import run
 from core.runtime.context import make_context
 from ui.i18n.trace import to_korean
-from ui.pages import page_for
+from ui.shell.page_index import page_for
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 REWRITES = ["시그니처 스테이크 가격", "스테이크 메뉴 가격표", "등심 스테이크 얼마"]

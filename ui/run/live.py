@@ -14,7 +14,7 @@ import streamlit as st
 from core.run.outcome import outcome
 from core.studio.render import plain_markdown, safe_markdown
 from ui.i18n import STRINGS, outcome_text, t
-from ui.trace_panel import cell
+from ui.run.trace_panel import cell
 
 REDRAW_SECONDS = 0.2  # a streamed answer is re-checked and redrawn at most this often
 

@@ -1,4 +1,4 @@
-"""Everything under an answer: what the run can claim (ui.answer_checks), sources, trace, the graph path, export."""
+"""Everything under an answer: what the run can claim (ui.evidence.answer_checks), sources, trace, the graph path, export."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import streamlit as st
 
 from core.config import Settings
 from core.studio.export import to_json, to_markdown
-from ui.answer_checks import answer_checks
-from ui.graph_view import graph_diagram
+from ui.evidence.answer_checks import answer_checks
+from ui.evidence.graph_view import graph_diagram
+from ui.evidence.sources import sources_panel
 from ui.i18n import t
-from ui.sources import sources_panel
-from ui.trace_panel import trace_panel
-from ui.whatif import whatif_panel
+from ui.run.trace_panel import trace_panel
+from ui.run.whatif import whatif_panel
 
 
 def result_details(result: dict, settings: Settings, key: str, with_graph: bool = True) -> None:

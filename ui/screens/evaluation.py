@@ -11,11 +11,11 @@ from core.patterns import pattern_ids
 from core.studio.evaluate import evaluate, save, saved_reports
 from core.studio.question_set import BUILTIN, QuestionSetError, load_question_set, parse_question_set, spread, unknown_sources
 from core.studio.render import plain_markdown
-from ui.chart_export import chart_png
+from ui.evidence.chart_export import chart_png
 from ui.i18n import t
-from ui.pages import pattern_title
-from ui.sidebar import sidebar
-from ui.state import bound, ensure_samples
+from ui.shell.page_index import pattern_title
+from ui.shell.sidebar import sidebar
+from ui.shell.state import bound, ensure_samples
 
 SUMMARY_KEYS = ("questions", "route_accuracy", "source_hit_rate", "key_fact_rate", "faithfulness", "correct_decline_rate",
                 "answered_rate", "language_match_rate", "step_parse_rate", "mean_llm_calls", "mean_tokens",
@@ -50,9 +50,9 @@ def evaluation_page() -> None:
 
 
 def _which_pattern(settings: Settings) -> None:
-    """Generate a question set from the collections, and advise on a pattern (ui.advise_page)."""
+    """Generate a question set from the collections, and advise on a pattern (ui.screens.advise)."""
     from core.knowledge.base import KnowledgeBase
-    from ui.advise_page import advise_section, generate_section
+    from ui.screens.advise import advise_section, generate_section
 
     st.divider()
     try:

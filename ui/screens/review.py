@@ -7,11 +7,11 @@ import streamlit as st
 from core.store.history import pending_reviews
 from core.studio.render import safe_markdown, source_links
 from ui.i18n import t, termination_label
-from ui.pages import page_for, pattern_title
-from ui.result_view import result_details
-from ui.review_panel import resume_live, review_controls, waits_for
-from ui.sidebar import sidebar
-from ui.state import ensure_samples, stores_ready
+from ui.run.result_view import result_details
+from ui.run.review_panel import resume_live, review_controls, waits_for
+from ui.shell.page_index import page_for, pattern_title
+from ui.shell.sidebar import sidebar
+from ui.shell.state import ensure_samples, stores_ready
 
 
 def review_page() -> None:

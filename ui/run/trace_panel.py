@@ -9,7 +9,7 @@ from core.llm.verdicts import probability_text
 from core.runtime.trace import budgets, other_counters, target_text
 from core.studio.export import TRACE_COLUMNS
 from core.studio.render import plain_markdown
-from ui.claim_marks import claims_cost
+from ui.evidence.claim_marks import claims_cost
 from ui.i18n import core_text, kind_label, t, termination_label
 
 

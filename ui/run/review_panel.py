@@ -11,7 +11,7 @@ from core.config import Settings
 from core.run.runner import RunInputError, stream_run
 from core.studio.render import plain_markdown, safe_markdown
 from ui.i18n import t
-from ui.live import run_live
+from ui.run.live import run_live
 
 TEXT_HEIGHT = 220  # pixels; a longer chunk scrolls inside its box
 

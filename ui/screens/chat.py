@@ -11,13 +11,13 @@ from core.store.history import thread_history
 from core.store.threads import get_registry
 from core.studio.render import safe_markdown, source_links
 from ui.i18n import core_text, pattern_description, t
-from ui.live import run_live
-from ui.nav import linked_thread_notice
-from ui.result_view import result_details
-from ui.review_panel import resume_live, review_controls
-from ui.sidebar import sidebar
-from ui.state import current_thread, ensure_samples, set_thread, stores_ready
-from ui.whatif import whatif_panel
+from ui.run.live import run_live
+from ui.run.result_view import result_details
+from ui.run.review_panel import resume_live, review_controls
+from ui.run.whatif import whatif_panel
+from ui.shell.nav import linked_thread_notice
+from ui.shell.sidebar import sidebar
+from ui.shell.state import current_thread, ensure_samples, set_thread, stores_ready
 
 RUNNING_POLL_SECONDS = 2  # how often a turn running elsewhere checks whether it has ended
 

@@ -130,7 +130,7 @@ def current_thread(pattern_id: str, settings: Settings) -> str | None:
         thread = get_registry(settings).get(linked)
         if thread and thread["pattern"] == pattern_id:
             opened[pattern_id] = linked
-        else:  # a stale link: the page says so (ui.nav.linked_thread_notice) instead of opening another thread
+        else:  # a stale link: the page says so (ui.shell.nav.linked_thread_notice) instead of opening another thread
             return None
     tid = opened.get(pattern_id)
     if tid and st.query_params.get("thread") != tid and get_registry(settings).get(tid):

@@ -21,9 +21,9 @@ from core.studio.question_set import (
 )
 from core.studio.recommend import markdown_report
 from core.studio.render import plain_markdown
-from ui.chart_export import chart_png
+from ui.evidence.chart_export import chart_png
 from ui.i18n import STRINGS, t
-from ui.pages import page_for, pattern_title
+from ui.shell.page_index import page_for, pattern_title
 
 RING = "#d62728"  # the recommended point's ring on the frontier
 EDIT_COLUMNS = ["id", "question", "kind", "lang", "facts", "sources", "answerable"]

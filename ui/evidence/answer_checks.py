@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.run.outcome import outcome_tone, summary
 from core.studio.render import plain_markdown, safe_markdown
-from ui.claim_marks import claim_marks
+from ui.evidence.claim_marks import claim_marks
 from ui.i18n import core_text, outcome_text, t, termination_label
 
 TONES = {"good": ("green", "✅"), "neutral": ("gray", "ℹ️"), "warning": ("orange", "⚠️"), "error": ("red", "⛔")}

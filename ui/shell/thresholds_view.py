@@ -9,7 +9,7 @@ from core.llm.models import ProviderError, model_name
 from core.llm.thresholds import BAND_GRADERS, GRADERS, parse_overrides, thresholds_for
 from core.studio.render import plain_markdown
 from ui.i18n import t
-from ui.state import bound, current_settings, prefs
+from ui.shell.state import bound, current_settings, prefs
 
 EXAMPLE = "relevance=0.6, crag=0.2:0.7"
 

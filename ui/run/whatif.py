@@ -14,12 +14,12 @@ from core.studio.fork import ForkError, stream_fork
 from core.studio.fork_diff import compare_runs
 from core.studio.render import plain_markdown, safe_markdown, source_links
 from core.studio.steps import StepsError, locate_turn, turn_steps
-from ui.answer_checks import answer_checks
-from ui.graph_view import mermaid_text
+from ui.evidence.answer_checks import answer_checks
+from ui.evidence.graph_view import mermaid_text
+from ui.evidence.sources import source_label
 from ui.i18n import t
-from ui.live import run_live
-from ui.pages import page_for
-from ui.sources import source_label
+from ui.run.live import run_live
+from ui.shell.page_index import page_for
 
 PER_ROW = 3
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.studio.render import plain_markdown, safe_markdown
+from ui.evidence.retrieval_view import rank_summary
 from ui.i18n import t
-from ui.retrieval_view import rank_summary
 
 
 def source_label(src: dict) -> str:

@@ -9,12 +9,12 @@ from core.knowledge.base import RESERVED, KnowledgeBase, valid_collection_name
 from core.knowledge.loaders import KnowledgeError
 from core.knowledge.sources import SourceError, get_source, suggest_description, update_source
 from core.studio.render import plain_markdown
-from ui.calibration_view import calibration_section
-from ui.graph_status import graph_status, start_graph_build
+from ui.evidence.calibration_view import calibration_section
+from ui.evidence.graph_status import graph_status, start_graph_build
+from ui.evidence.retrieval_view import retrieval_view
 from ui.i18n import t
-from ui.retrieval_view import retrieval_view
-from ui.sidebar import sidebar
-from ui.state import SECRET_KEYS, ensure_samples, prefs
+from ui.shell.sidebar import sidebar
+from ui.shell.state import SECRET_KEYS, ensure_samples, prefs
 
 PREVIEW_CHUNKS = 5
 NEW_COLLECTION = ""  # the selectbox entry that asks for a new name (never a valid collection name)

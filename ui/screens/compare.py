@@ -20,15 +20,15 @@ from core.run.runner import RunInputError, check_question
 from core.studio.compare import is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
 from core.studio.export import comparison_to_json, comparison_to_markdown
 from core.studio.render import plain_markdown, safe_markdown, source_links
-from ui.answer_checks import answer_checks
-from ui.graph_view import graph_diagram
+from ui.evidence.answer_checks import answer_checks
+from ui.evidence.graph_view import graph_diagram
+from ui.evidence.sources import sources_panel
 from ui.i18n import t, termination_label
-from ui.live import REDRAW_SECONDS, describe, progress_label
-from ui.pages import page_for, pattern_title, slow_patterns
-from ui.sidebar import sidebar
-from ui.sources import sources_panel
-from ui.state import bound, ensure_samples
-from ui.trace_panel import trace_panel
+from ui.run.live import REDRAW_SECONDS, describe, progress_label
+from ui.run.trace_panel import trace_panel
+from ui.shell.page_index import page_for, pattern_title, slow_patterns
+from ui.shell.sidebar import sidebar
+from ui.shell.state import bound, ensure_samples
 
 PER_ROW = 3  # columns per row: wider columns keep each trace table readable
 _HEADING = re.compile(r"^#{1,4}(?=\s)", re.MULTILINE)

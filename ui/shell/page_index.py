@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PAGES_DIR = ROOT / "pages"
 _SHOWS = re.compile(r"^(\w+)_page\((?:\s*['\"](\w+)['\"]\s*)?\)", re.MULTILINE)
 

@@ -9,7 +9,7 @@ from core.config import Settings
 from core.patterns import all_patterns
 from core.store.threads import get_registry
 from ui.i18n import t
-from ui.pages import page_for, pattern_title, tool_page
+from ui.shell.page_index import page_for, pattern_title, tool_page
 
 HOME = "streamlit_app.py"
 # the pages beside the patterns: (page name, label key, icon), in the order they are listed

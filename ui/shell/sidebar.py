@@ -14,11 +14,11 @@ from core.secrets import MIN_KEY_CHARS, PROVIDER_KEY_FIELDS, key_problem
 from core.store.checkpoint import get_checkpointer
 from core.store.threads import get_registry
 from core.studio.render import plain_markdown, safe_markdown
-from ui.access import require_access
 from ui.i18n import LANGUAGES, t
-from ui.nav import nav_links
-from ui.state import bound, current_settings, current_thread, embedded_notice, models_for, prefs, set_thread, stores_ready
-from ui.thresholds_view import thresholds_settings
+from ui.shell.access import require_access
+from ui.shell.nav import nav_links
+from ui.shell.state import bound, current_settings, current_thread, embedded_notice, models_for, prefs, set_thread, stores_ready
+from ui.shell.thresholds_view import thresholds_settings
 
 STATUS_ICONS = {"running": "⏳", "done": "✅", "waiting": "⏸️", "failed": "⚠️", "cancelled": "⏹️", "interrupted": "⏹️"}
 URL_FIELDS = {"openai": "openai_base_url", "ollama": "ollama_host", "openai-compatible": "compat_base_url"}

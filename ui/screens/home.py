@@ -6,12 +6,12 @@ import streamlit as st
 
 from core.patterns import all_patterns
 from core.studio.render import plain_markdown
-from ui.graph_view import graph_diagram
+from ui.evidence.graph_view import graph_diagram
 from ui.i18n import pattern_description, t
-from ui.nav import tool_links
-from ui.pages import page_for
-from ui.sidebar import sidebar
-from ui.state import embedded_notice, provider_status
+from ui.shell.nav import tool_links
+from ui.shell.page_index import page_for
+from ui.shell.sidebar import sidebar
+from ui.shell.state import embedded_notice, provider_status
 
 
 def home_page() -> None:
