@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from core.config import Settings
-from core.patterns import pattern_ids
+from core.patterns import all_patterns, pattern_ids
 from core.run.runner import RunInputError, check_question
 from core.studio.compare import is_running, list_comparisons, load_comparison, metrics_rows, stream_compare
 from core.studio.export import comparison_to_json, comparison_to_markdown
@@ -26,12 +26,19 @@ from ui.evidence.sources import sources_panel
 from ui.i18n import t, termination_label
 from ui.run.live import REDRAW_SECONDS, describe, progress_label
 from ui.run.trace_panel import trace_panel
-from ui.shell.page_index import page_for, pattern_title, slow_patterns
+from ui.shell.page_index import page_for, pattern_title
 from ui.shell.sidebar import sidebar
 from ui.shell.state import bound, ensure_samples
 
 PER_ROW = 3  # columns per row: wider columns keep each trace table readable
+SLOW_LLM_CALLS = 20  # a run that may make more calls takes minutes on the embedded model
 _HEADING = re.compile(r"^#{1,4}(?=\s)", re.MULTILINE)
+
+
+def slow_patterns(settings: Settings) -> dict[str, int]:
+    """Patterns that may make more than SLOW_LLM_CALLS model calls with these settings -> their bound."""
+    bounds = {p.id: p.max_llm_calls(settings) for p in all_patterns()}
+    return {pid: n for pid, n in bounds.items() if n > SLOW_LLM_CALLS}
 
 
 def compare_page() -> None:

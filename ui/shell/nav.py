@@ -6,30 +6,24 @@ from __future__ import annotations
 import streamlit as st
 
 from core.config import Settings
-from core.patterns import all_patterns
 from core.store.threads import get_registry
 from ui.i18n import t
-from ui.shell.page_index import page_for, pattern_title, tool_page
+from ui.shell.page_index import page_for, pattern_pages, pattern_title, screen_pages
 
 HOME = "streamlit_app.py"
-# the pages beside the patterns: (page name, label key, icon), in the order they are listed
-TOOL_LINKS = (("review", "review_title", "⏸️"), ("knowledge", "nav_knowledge", "📚"),
-              ("compare", "compare_title", "⚖️"), ("evaluation", "eval_title", "📊"))
 
 
 def tool_links() -> list[tuple[str, str, str]]:
-    """(page file, label, icon) of each tool page that exists."""
-    return [(page, t(label), icon) for name, label, icon in TOOL_LINKS if (page := tool_page(name))]
+    """(page file, label, icon) of each page beside the patterns, in the order of the page index."""
+    return [(page.file, t(page.label), page.icon) for page in screen_pages()]
 
 
 def nav_links() -> None:
-    """Home, the patterns (from the registry), then Review / Knowledge / Compare / Evaluation."""
+    """Home, the patterns' chat pages, then Review / Knowledge / Compare / Evaluation: the page index's order."""
     st.page_link(HOME, label=t("home"), icon="🏠")
     st.caption(t("patterns"))
-    for pattern in all_patterns():
-        page = page_for(pattern.id)
-        if page:
-            st.page_link(page, label=pattern.title, icon="💬")  # md-safe: the registry's title
+    for page in pattern_pages():
+        st.page_link(page.file, label=pattern_title(page.shows), icon=page.icon)  # md-safe: the registry's title
     st.divider()
     for page, label, icon in tool_links():
         st.page_link(page, label=label, icon=icon)  # md-safe: tool_links' own labels

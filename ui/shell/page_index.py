@@ -1,57 +1,56 @@
-"""Which page file shows what, read from the pages themselves (the pages/ folder is auto-discovered).
+"""Which page file shows what, declared in the order the sidebar lists them (the pages/ folder is auto-discovered).
 
-Each thin page makes one call, ``chat_page("basic")`` or ``review_page()``; that call says what the
-page shows, so adding a page file is all it takes for the links, the home page and the nav to find it.
+A page file is numbered by its row here; ``tests/test_page_index.py`` checks that this index and the files in
+pages/ agree both ways, and that each file calls the screen its row names.
 """
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-PAGES_DIR = ROOT / "pages"
-_SHOWS = re.compile(r"^(\w+)_page\((?:\s*['\"](\w+)['\"]\s*)?\)", re.MULTILINE)
-
-def _order(path: Path) -> tuple:
-    number = path.name.split("_", 1)[0]
-    return (int(number) if number.isdigit() else 1_000, path.name)
+from typing import NamedTuple
 
 
-@lru_cache(maxsize=1)
-def page_files() -> dict[str, str]:
-    """What each page shows -> its file relative to streamlit_app.py: a pattern id, or a page name
-    (``review``, ``knowledge``, ``compare``, ``evaluation``), in the order of the file numbers."""
-    shows: dict[str, str] = {}
-    for path in sorted(PAGES_DIR.glob("*.py"), key=_order):
-        match = _SHOWS.search(path.read_text(encoding="utf-8"))
-        if match:
-            shows[match.group(2) if match.group(1) == "chat" else match.group(1)] = f"pages/{path.name}"
-    return shows
+class Page(NamedTuple):
+    """One page: its file (relative to streamlit_app.py) and what it shows."""
+
+    file: str
+    shows: str  # a pattern id (the chat page of that pattern) or a screen's name
+    label: str = ""  # a screen's link text, a ui.i18n key (a pattern's link is the pattern's title)
+    icon: str = "💬"
+
+
+PAGES = (
+    Page("pages/1_Basic_RAG.py", "basic"),
+    Page("pages/2_RAG_Fusion.py", "rag_fusion"),
+    Page("pages/3_Adaptive_RAG.py", "adaptive"),
+    Page("pages/4_Self_RAG.py", "self_rag"),
+    Page("pages/5_Corrective_RAG.py", "corrective"),
+    Page("pages/6_Agentic_RAG.py", "agentic"),
+    Page("pages/7_ReAct_agent.py", "react"),
+    Page("pages/8_ReAct_native_tools.py", "react_native"),
+    Page("pages/9_Graph_RAG.py", "graph_rag"),
+    Page("pages/10_Review.py", "review", "review_title", "⏸️"),
+    Page("pages/11_Knowledge_base.py", "knowledge", "nav_knowledge", "📚"),
+    Page("pages/12_Compare.py", "compare", "compare_title", "⚖️"),
+    Page("pages/13_Evaluation.py", "evaluation", "eval_title", "📊"),
+)
+
+
+def pattern_pages() -> list[Page]:
+    """The chat pages of the registered patterns, in sidebar order."""
+    from core.patterns import pattern_ids
+
+    known = set(pattern_ids())
+    return [page for page in PAGES if not page.label and page.shows in known]
+
+
+def screen_pages() -> list[Page]:
+    """The pages beside the patterns (Review, Knowledge base, Compare, Evaluation), in sidebar order."""
+    return [page for page in PAGES if page.label]
 
 
 def page_for(pattern_id: str) -> str | None:
     """The chat page of a pattern, if it has one."""
-    from core.patterns import pattern_ids
-
-    return page_files().get(pattern_id) if pattern_id in pattern_ids() else None
-
-
-def tool_page(name: str) -> str | None:
-    """The page of a tool (``review``, ``knowledge``, ``compare``, ``evaluation``), if there is one."""
-    return page_files().get(name)
-
-
-SLOW_LLM_CALLS = 20  # a run that may make more calls takes minutes on the embedded model
-
-
-def slow_patterns(settings) -> dict[str, int]:
-    """Patterns that may make more than SLOW_LLM_CALLS model calls with these settings -> their bound."""
-    from core.patterns import all_patterns
-
-    bounds = {p.id: p.max_llm_calls(settings) for p in all_patterns()}
-    return {pid: n for pid, n in bounds.items() if n > SLOW_LLM_CALLS}
+    return next((page.file for page in pattern_pages() if page.shows == pattern_id), None)
 
 
 def pattern_title(pattern_id: str) -> str:
