@@ -1,3 +1,3 @@
-from ui.chat import chat_page
+from ui.screens.chat import chat_page
 
 chat_page("basic")

@@ -29,7 +29,8 @@ from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, KO, Server  # no
 from core.config import load_settings  # noqa: E402
 from core.patterns import pattern_ids  # noqa: E402
 from core.studio.compare import is_running, metrics_rows  # noqa: E402
-from ui.pages import pattern_title, slow_patterns  # noqa: E402
+from ui.screens.compare import slow_patterns  # noqa: E402
+from ui.shell.page_index import pattern_title  # noqa: E402
 
 QUESTION = "스테이크와 어울리는 와인을 추천해주세요"
 

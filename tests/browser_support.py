@@ -138,7 +138,7 @@ def choose_patterns(page, box: str, wanted: list[str]) -> None:
 
 
 def nav(page, label: str) -> None:
-    """Follow one of the app's own sidebar links (ui/nav.py; the automatic page list is hidden)."""
+    """Follow one of the app's own sidebar links (ui/shell/nav.py; the automatic page list is hidden)."""
     page.locator("[data-testid=stSidebar] [data-testid=stPageLink] a", has_text=label).first.click()
     page.wait_for_load_state("networkidle")
 

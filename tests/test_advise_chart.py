@@ -5,8 +5,8 @@ import struct
 
 from PIL import Image
 
-from ui.advise_page import RING, frontier
-from ui.chart_export import chart_png
+from ui.evidence.chart_export import chart_png
+from ui.screens.advise import RING, frontier
 
 ROWS = [{"pattern": "basic", "quality": 0.6, "mean_seconds": 1.0, "mean_llm_calls": 1.0},
         {"pattern": "adaptive", "quality": 0.62, "mean_seconds": 5.0, "mean_llm_calls": 3.0},

@@ -11,7 +11,7 @@ from core.store import calibrations
 from core.studio import calibrate
 from core.studio.question_set import load_question_set
 
-KB = "pages/9_Knowledge_base.py"
+KB = "pages/11_Knowledge_base.py"
 BASIC = "pages/1_Basic_RAG.py"
 
 

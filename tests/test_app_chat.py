@@ -8,7 +8,7 @@ from core.patterns import all_patterns, get_pattern
 from core.run.runner import MAX_QUESTION_CHARS
 from core.store.history import thread_history
 from core.store.threads import get_registry
-from ui.pages import page_for
+from ui.shell.page_index import page_for
 
 BASIC = "pages/1_Basic_RAG.py"
 ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."
@@ -101,7 +101,7 @@ def test_settings_persist_across_reruns_page_switches_and_provider_changes(app_d
     assert_clean(at)
     at.sidebar.text_input(key="sb_model_openai-compatible").set_value("qwen2.5-7b-instruct").run()
     at.sidebar.text_input(key="sb_compat_base_url").set_value("http://127.0.0.1:9/v1").run()
-    at.switch_page("pages/2_Adaptive_RAG.py").run()
+    at.switch_page("pages/3_Adaptive_RAG.py").run()
     assert_clean(at)
     assert at.sidebar.selectbox(key="sb_provider").value == "openai-compatible"
     assert at.sidebar.text_input(key="sb_model_openai-compatible").value == "qwen2.5-7b-instruct"
@@ -218,7 +218,7 @@ def test_every_registered_pattern_has_a_page():
 
 
 def test_a_long_step_reports_its_progress_in_words():
-    from ui.live import progress_label
+    from ui.run.live import progress_label
 
     graph = {"node": "load_graph", "step": "extract_graph", "subject": "wine", "done": 3, "total": 17}
     assert progress_label(graph) == "Waiting for the wine knowledge graph: 3 of 17 chunks read"
@@ -230,7 +230,7 @@ def test_the_sources_multiselect_narrows_a_run_per_page_and_is_kept(app_data, sc
     from app_support import happy_script
 
     scripted.responder = happy_script()  # the router picks restaurant_menu
-    adaptive, samples = "pages/2_Adaptive_RAG.py", {"restaurant_menu", "restaurant_wine", "japan_ict", "usa_ict"}
+    adaptive, samples = "pages/3_Adaptive_RAG.py", {"restaurant_menu", "restaurant_wine", "japan_ict", "usa_ict"}
     at = open_page(adaptive)
     assert set(at.sidebar.multiselect(key="sb_sources_adaptive").value) == samples  # every enabled collection
     at.sidebar.multiselect(key="sb_sources_adaptive").set_value(["restaurant_menu", "restaurant_wine"]).run()

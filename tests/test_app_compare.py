@@ -12,10 +12,10 @@ from core.patterns import pattern_ids
 from core.store import owner
 from core.store.threads import get_registry
 from core.studio.compare import list_comparisons
-from ui.compare_page import column_markdown
-from ui.pages import page_for, slow_patterns
+from ui.screens.compare import column_markdown, slow_patterns
+from ui.shell.page_index import page_for
 
-COMPARE = "pages/10_Compare.py"
+COMPARE = "pages/12_Compare.py"
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
 PATTERNS = ["basic", "adaptive", "self_rag"]
 TITLES = ["#### Basic RAG", "#### Adaptive RAG", "#### Self-RAG"]

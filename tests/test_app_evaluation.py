@@ -7,7 +7,7 @@ from app_support import app_data, assert_clean, button, charts, happy_script, op
 from core.config import load_settings
 from core.studio import evaluate
 
-EVALUATION = "pages/11_Evaluation.py"
+EVALUATION = "pages/13_Evaluation.py"
 MENU = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "sources": ["restaurant_menu"],
         "facts": ["35,000", "한우 등심"], "answerable": True}
 GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "sources": [], "facts": [],
@@ -203,7 +203,7 @@ def test_questions_generated_from_a_collection_are_shown_with_their_chunk_saved_
 def test_the_edited_table_becomes_the_set_keeping_provenance_and_reading_blank_cells_of_added_rows():
     import pandas as pd
 
-    from ui.advise_page import EDIT_COLUMNS, _items
+    from ui.screens.advise import EDIT_COLUMNS, _items
 
     generated = {"g001": {"id": "g001", "question": "정기권은 얼마인가요?", "kind": "single", "lang": "ko",
                           "facts": ["5,000원"], "sources": ["bikes"], "answerable": True,

@@ -7,7 +7,7 @@ from app_support import ROOT, app_data, assert_clean, mermaid, open_page, script
 
 from core.patterns import all_patterns
 from core.studio.render import plain_markdown
-from ui.pages import page_for
+from ui.shell.page_index import page_for
 
 PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
 

@@ -10,7 +10,7 @@ import core.knowledge.base
 from core.config import load_settings
 from core.knowledge.base import KnowledgeBase
 
-KB = "pages/9_Knowledge_base.py"
+KB = "pages/11_Knowledge_base.py"
 NOTES = ("# 주차 안내\n\n라 포레스타 건물 지하 2층 주차장을 2시간 무료로 이용할 수 있습니다. "
          "발레파킹은 저녁 6시부터 ₩5,000입니다.\n").encode()
 

@@ -13,11 +13,11 @@ from core.patterns import all_patterns, get_pattern
 from core.run.runner import run
 from core.store.history import thread_history
 from core.studio.export import to_json, to_markdown
-from ui.pages import page_for
+from ui.shell.page_index import page_for
 
 BASIC = "pages/1_Basic_RAG.py"
-ADAPTIVE = "pages/2_Adaptive_RAG.py"
-SELF_RAG = "pages/3_Self_RAG.py"
+ADAPTIVE = "pages/3_Adaptive_RAG.py"
+SELF_RAG = "pages/4_Self_RAG.py"
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
 
 
@@ -141,13 +141,13 @@ def test_every_page_has_the_same_grouped_links_with_home_first(app_data, scripte
     assert config["client"]["showSidebarNavigation"] is False  # no automatic "streamlit app" entry
     expected = ["Home"] + [p.title for p in all_patterns() if page_for(p.id)] + [
         "Review", "Knowledge", "Compare patterns", "Evaluation"]
-    for page in (None, BASIC, "pages/10_Compare.py", "pages/9_Knowledge_base.py"):
+    for page in (None, BASIC, "pages/12_Compare.py", "pages/11_Knowledge_base.py"):
         at = open_page(page)
         assert [link.proto.label for link in at.sidebar.get("page_link")] == expected
 
 
 def test_compare_preselects_the_fast_patterns_and_names_the_slow_ones(app_data, scripted):
-    at = open_page("pages/10_Compare.py")
+    at = open_page("pages/12_Compare.py")
     chosen = at.multiselect(key="cmp_patterns").value
     # Graph RAG extracts its graphs at ingest now, so a question costs it a few calls: it is a fast one
     assert {"basic", "graph_rag"} <= set(chosen) and "self_rag" not in chosen

@@ -10,7 +10,7 @@ from core.config import load_settings
 from core.store.fork_store import forks_of
 from core.store.history import thread_history
 
-ADAPTIVE = "pages/2_Adaptive_RAG.py"
+ADAPTIVE = "pages/3_Adaptive_RAG.py"
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 
 
@@ -80,7 +80,7 @@ def test_a_fork_with_other_thresholds_flips_a_graders_verdict(app_data, monkeypa
     model = ProbabilityChatModel(responder=script, probabilities=lambda m, words: (
         {"yes": 0.5, "no": 0.5} if words == ["yes", "no"] else None))
     monkeypatch.setattr(core.llm.models, "get_chat_model", lambda settings, role="main": model)
-    at = open_page("pages/4_Corrective_RAG.py")
+    at = open_page("pages/5_Corrective_RAG.py")
     at.chat_input[0].set_value(STEAK).run()
     thread_id = at.query_params["thread"]
     at.toggle(key=f"{thread_id}_0_whatif").set_value(True).run()

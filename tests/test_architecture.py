@@ -43,7 +43,7 @@ def imports(path: Path) -> list[tuple[int, str, list[str]]]:
 
 
 def own_files() -> list[Path]:
-    return sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"])
+    return sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"])
 
 
 def test_every_core_module_sits_in_a_layer():
@@ -117,7 +117,7 @@ def test_there_is_no_import_cycle():
 
 
 @pytest.mark.parametrize("module, expected", [("core.llm.graders", "core.llm"), ("core.config", "core.base"),
-                                              ("core", "core.base"), ("ui.chat", "ui"), ("core.cli", "core.cli")])
+                                              ("core", "core.base"), ("ui.screens.chat", "ui"), ("core.cli", "core.cli")])
 def test_layers_are_told_apart(module, expected):
     assert layer(module) == expected
 
@@ -130,3 +130,44 @@ def test_test_modules_import_no_other_test_module():
     found = [f"{path.name}: {name}" for path in sorted((ROOT / "tests").glob("*.py"))
              for name in statement.findall(path.read_text(encoding="utf-8"))]
     assert not found, found
+
+
+# ui/'s folders, top to bottom, the same rule inside the ui layer: the pages call screens, screens put together the
+# run views, the run views show evidence, everything sits in the shell, and every text comes from ui/i18n
+UI_LAYERS = ["pages", "ui.screens", "ui.run", "ui.evidence", "ui.shell", "ui.i18n"]
+
+
+def ui_layer(module: str) -> str | None:
+    if module.startswith("pages.") or module == "streamlit_app":
+        return "pages"
+    return next((name for name in UI_LAYERS if module == name or module.startswith(name + ".")), None)
+
+
+def test_ui_is_folders_and_every_ui_module_sits_in_one():
+    assert sorted(p.name for p in (ROOT / "ui").glob("*.py")) == ["__init__.py"]
+    assert sorted(p.name for p in (ROOT / "ui").iterdir() if p.is_dir() and p.name != "__pycache__") == \
+        sorted(name.removeprefix("ui.") for name in UI_LAYERS[1:])
+    assert [module_name(p) for p in ROOT.glob("ui/**/*.py") if ui_layer(module_name(p)) is None] == ["ui"]
+
+
+def test_ui_imports_only_point_down_its_folders():
+    upward = []
+    for path in own_files():
+        here = ui_layer(module_name(path))
+        if here is None:
+            continue
+        for line, target, names in imports(path):
+            targets = [f"{target}.{n}" for n in names] if target == "ui" else [target]
+            for t in targets:
+                there = ui_layer(t)
+                if there is not None and UI_LAYERS.index(there) < UI_LAYERS.index(here):
+                    upward.append(f"{path.relative_to(ROOT)}:{line} {module_name(path)} -> {t}")
+    assert upward == []
+
+
+@pytest.mark.parametrize("module, expected", [("pages.1_Basic_RAG", "pages"), ("streamlit_app", "pages"),
+                                              ("ui.screens.chat", "ui.screens"), ("ui.i18n", "ui.i18n"),
+                                              ("ui.i18n.trace", "ui.i18n"), ("ui.shell.sidebar", "ui.shell"),
+                                              ("ui", None), ("ui.runner", None)])
+def test_ui_folders_are_told_apart(module, expected):
+    assert ui_layer(module) == expected

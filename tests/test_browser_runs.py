@@ -12,7 +12,7 @@ from browser_support import KO, RUN_TIMEOUT_MS, browser, nav, needs_chromium, pa
 from core.config import load_settings
 from core.runtime.trace import CANCELLED
 from core.store.threads import get_registry
-from ui.claim_marks import STRINGS as CLAIMS
+from ui.i18n import STRINGS as CLAIMS
 
 FIRST, SECOND = "스테이크 메뉴의 가격은 얼마인가요?", "파스타는 얼마인가요?"
 ANSWER = "시그니처 스테이크는 ₩35,000입니다 [1]."  # tests/app_support.happy_script

@@ -9,7 +9,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from core.config import load_settings
 from core.store.fork_store import forks_of
 from core.studio.steps import turn_steps
-from ui.whatif import STRINGS
+from ui.i18n import STRINGS
 
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
 KO_WI = {key: korean for key, (_english, korean) in STRINGS.items()}

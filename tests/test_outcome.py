@@ -12,7 +12,7 @@ from workflow_script import Script
 from core.run.outcome import check_citations, outcome, summary
 from core.runtime.trace import budgets, target_text
 from core.studio.diagram import focused, run_variant
-from ui.i18n_trace import to_korean
+from ui.i18n.trace import to_korean
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [{"n": n, "source": f"doc{n}.md", "label": f"doc{n}.md"} for n in (1, 2, 3)]
@@ -171,4 +171,4 @@ def test_every_literal_core_message_has_korean():
     messages = core_messages()
     assert len(messages) > 20
     missing = [(where, text) for where, text in messages if to_korean(text.replace("{x}", "7")) == text.replace("{x}", "7")]
-    assert not missing, "add these to ui/i18n_trace.py:\n" + "\n".join(f"{w}: {t!r}" for w, t in missing)
+    assert not missing, "add these to ui/i18n/trace.py:\n" + "\n".join(f"{w}: {t!r}" for w, t in missing)

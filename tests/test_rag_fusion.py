@@ -12,8 +12,8 @@ from core.patterns import get_pattern
 from core.patterns.rag_fusion import QUERY_REWRITES, RRF_K, clean_queries, reciprocal_rank_fusion
 from core.run.runner import run
 from core.runtime.context import make_context
-from ui.i18n_trace import to_korean
-from ui.pages import page_for
+from ui.i18n.trace import to_korean
+from ui.shell.page_index import page_for
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 REWRITES = ["시그니처 스테이크 가격", "스테이크 메뉴 가격표", "등심 스테이크 얼마"]
@@ -126,7 +126,7 @@ def test_review_shows_the_fused_documents_before_any_answer(s):
 
 def test_it_is_listed_with_a_page_and_reads_in_korean():
     pattern = get_pattern("rag_fusion")
-    assert page_for("rag_fusion") == "pages/1_RAG_Fusion.py" and pattern.supports_review
+    assert page_for("rag_fusion") == "pages/2_RAG_Fusion.py" and pattern.supports_review
     assert to_korean("answered from 2 fused document(s)") == "융합한 문서 2개로 답했습니다"
     assert to_korean("ranks in each search: 1, -, 3") == "검색별 순위: 1, -, 3"
     assert to_korean(f"reciprocal rank fusion (k={RRF_K}) of 4 ranked list(s)") == "순위 목록 4개의 순위 역수 융합 (k=60)"

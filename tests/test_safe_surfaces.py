@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted([*ROOT.glob("ui/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"])
+FILES = sorted([*ROOT.glob("ui/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"])
 
 # Streamlit functions whose text argument (first positional, or the keywords below) is rendered as Markdown
 RENDERERS = {"markdown", "caption", "write", "success", "error", "warning", "info", "toast", "title", "header",

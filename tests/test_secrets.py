@@ -103,8 +103,8 @@ def test_one_list_names_every_secret_setting():
 
     from core.config import Settings
     from core.secrets import PROVIDER_KEY_FIELDS, SECRET_FIELDS
-    from ui.sidebar import KEY_FIELDS
-    from ui.state import SECRET_KEYS
+    from ui.shell.sidebar import KEY_FIELDS
+    from ui.shell.state import SECRET_KEYS
 
     assert {f.name for f in fields(Settings) if f.name.endswith(("_key", "_password"))} == set(SECRET_FIELDS)
     assert set(SECRET_KEYS) == set(KEY_FIELDS.values()) == set(PROVIDER_KEY_FIELDS.values()) <= set(SECRET_FIELDS)

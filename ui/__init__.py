@@ -1,1 +1,1 @@
-"""Streamlit components shared by the pages (core stays free of Streamlit)."""
+"""The Streamlit side, in folders top to bottom: screens, run, evidence, shell, i18n (docs/ARCHITECTURE.md, "The UI")."""

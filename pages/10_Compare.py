@@ -1,3 +1,0 @@
-from ui.compare_page import compare_page
-
-compare_page()

@@ -1,0 +1,3 @@
+from ui.screens.review import review_page
+
+review_page()

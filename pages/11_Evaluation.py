@@ -1,3 +1,0 @@
-from ui.evaluation_page import evaluation_page
-
-evaluation_page()

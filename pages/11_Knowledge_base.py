@@ -1,0 +1,3 @@
+from ui.screens.knowledge import knowledge_page
+
+knowledge_page()

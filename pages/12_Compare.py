@@ -1,0 +1,3 @@
+from ui.screens.compare import compare_page
+
+compare_page()

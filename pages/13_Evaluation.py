@@ -1,0 +1,3 @@
+from ui.screens.evaluation import evaluation_page
+
+evaluation_page()

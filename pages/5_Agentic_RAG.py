@@ -1,3 +1,0 @@
-from ui.chat import chat_page
-
-chat_page("agentic")

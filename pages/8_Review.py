@@ -1,3 +1,0 @@
-from ui.review_page import review_page
-
-review_page()

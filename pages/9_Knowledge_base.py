@@ -1,3 +1,0 @@
-from ui.knowledge_page import knowledge_page
-
-knowledge_page()
