@@ -413,3 +413,11 @@ def test_the_sentence_before_can_name_the_item():
     answer = "시그니처 스테이크는 한우 등심 요리입니다. 가격은 ₩35,000입니다."
     claims = check_claims(answer, STEAKS, question=ANY_STEAK, mode="rules")["claims"]
     assert claims[1]["verdict"] == "supported" and claims[1]["detail"] != "figure_untied"
+
+
+def test_the_untied_figure_reason_reads_in_korean():
+    from ui.i18n.trace import to_korean
+
+    [claim] = check_claims("가격은 14,000원입니다.", STEAKS, question=ANY_STEAK, mode="rules")["claims"]
+    assert to_korean(claim["reason"]) == ("숫자가 어느 항목의 값인지 밝히지 않았습니다: 14,000원는 "
+                                          "“13. 키즈 미니 함박 스테이크”의 값이며, 질문에 해당하는 항목은 3개입니다")

@@ -73,6 +73,8 @@ TEMPLATES = (
      "숫자와 용어가 근거에 있습니다 (모델 확인 없음): {quote}"),
     ("the documents give {a} for something else; for this they say {b}", "문서의 {a}는 다른 항목의 값이고, 이 항목은 {b}입니다"),
     ("{fact} is only in a passage that seems to be about something else", "{fact}는 다른 내용의 구절에만 있습니다"),
+    ("the figure is not tied to the item asked about: {fact} is the figure of {item}, one of {n} items the question matches",
+     "숫자가 어느 항목의 값인지 밝히지 않았습니다: {fact}는 {item}의 값이며, 질문에 해당하는 항목은 {n}개입니다"),
     ("{fact} is not in the evidence; the documents say {other}", "{fact}는 근거에 없습니다. 문서에는 {other}로 되어 있습니다"),
     ("{fact} is not in the evidence", "{fact}는 근거에 없습니다"),
     ("there are no documents to check against", "대조할 문서가 없습니다"),

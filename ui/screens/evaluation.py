@@ -17,12 +17,13 @@ from ui.shell.page_index import pattern_title
 from ui.shell.sidebar import sidebar
 from ui.shell.state import bound, ensure_samples
 
-SUMMARY_KEYS = ("questions", "route_accuracy", "source_hit_rate", "key_fact_rate", "faithfulness", "correct_decline_rate",
+SUMMARY_KEYS = ("questions", "route_accuracy", "source_hit_rate", "key_fact_rate", "coverage", "faithfulness",
+                "correct_decline_rate",
                 "answered_rate", "language_match_rate", "step_parse_rate", "mean_llm_calls", "mean_tokens",
                 "mean_seconds", "errors")
 CHART_KEYS = ("key_fact_rate", "faithfulness", "route_accuracy")
-SCORES = ("key_fact_rate", "faithfulness", "route_accuracy", "source_hit_rate", "correct_decline_rate", "answered_rate",
-          "language_match_rate", "step_parse_rate")
+SCORES = ("key_fact_rate", "coverage", "faithfulness", "route_accuracy", "source_hit_rate", "correct_decline_rate",
+          "answered_rate", "language_match_rate", "step_parse_rate")
 COSTS = ("mean_llm_calls", "mean_tokens", "mean_seconds")
 ITEM_COLUMNS = ("id", "category", "route_ok", "source_hit", "fact_rate", "faithfulness", "claims_unsupported",
                 "declined_ok", "answered", "language_ok",
