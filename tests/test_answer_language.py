@@ -20,6 +20,8 @@ HANGUL = re.compile(r"[\uac00-\ud7a3]")
 def test_the_answer_request_names_the_language_last():
     assert answer_request("스테이크 가격은?").startswith("스테이크 가격은?") and "Answer in Korean" in answer_request("가격?")
     assert "Korean" not in answer_request("How much is the steak?")
+    # what a figure needs comes with it: its item, for every item the question matches (issue 39)
+    assert "항목의 이름" in answer_request("가격?") and "name of the item" in answer_request("How much?")
 
 
 def test_a_korean_question_gets_a_korean_answer_with_the_menu_price(sample_settings):

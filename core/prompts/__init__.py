@@ -46,11 +46,16 @@ def answer_request(question: str) -> str:
     """The user turn of an answer prompt: the question, then the language to answer in.
 
     Small models follow "answer in the language of the question" loosely (a 1.5B model answered a
-    Korean question in English), so the language is named explicitly, last, where it weighs most.
+    Korean question in English), so the language is named explicitly, last, where it weighs most. So is
+    what a figure needs: the item it belongs to, for every item the question matches. Said in the system
+    prompt, Qwen 1.5B still answered "스테이크 메뉴의 가격은?" with a bare "14,000원"; said here, in Korean,
+    it listed the three steaks with their prices (docs/BENCHMARKS.md, session 14).
     """
     if is_korean(question):
-        return f"{question}\n\n(한국어로 답하세요. Answer in Korean.)"
-    return f"{question}\n\n(Answer in the language of this question.)"
+        return (f"{question}\n\n(한국어로 답하세요. 숫자나 가격을 쓸 때마다 그 항목의 이름을 함께 쓰고, 질문에 해당하는 "
+                "항목은 모두 쓰세요. Answer in Korean.)")
+    return (f"{question}\n\n(Answer in the language of this question. Give each figure with the name of the item it "
+            "belongs to, and answer for every item the question matches.)")
 
 
 # the tags prompts fence data with; inside the data they are escaped so a document cannot close its fence

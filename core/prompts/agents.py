@@ -57,7 +57,7 @@ Action Input: the search query for the tool
 Observation: the tool's result (written for you, do not write it yourself)
 ... (Thought / Action / Action Input / Observation may repeat)
 Thought: I now know the final answer
-Final Answer: the answer to the question, written in {{language}}
+Final Answer: the answer to the question, written in {{language}}, each figure with the name of its item
 
 Search with a tool before you answer any question about facts: your memory is not a source. Pick \
 the tool whose description names the subject of the question. Split a question about several \
@@ -85,7 +85,7 @@ REACT_NATIVE_SYSTEM = f"""You are a research assistant. Use the tools to gather 
 document collection has its own tool. You may call several tools at once, for example one per \
 collection or per subject of a comparison. \
 When the tool results hold what you need, stop calling tools and write the final answer in the \
-language of the question, naming the sources you used. {DATA_NOTE}"""
+language of the question, each figure with the name of its item, naming the sources you used. {DATA_NOTE}"""
 
 BEST_SO_FAR_NOTE = """The agent reached its step limit before finishing. Answer from these \
 documents as far as they allow, and say briefly what is still missing."""
