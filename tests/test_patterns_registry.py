@@ -1,10 +1,8 @@
 """Every registered pattern: builds, draws its Mermaid diagram, documents a bound."""
 
 import pytest
-from scripted import ScriptedChatModel
 
 from core.patterns import all_patterns, compile_pattern, pattern_ids
-from core.runtime.context import make_context
 
 
 @pytest.mark.parametrize("pattern_id", pattern_ids())
@@ -12,8 +10,7 @@ def test_pattern_compiles_and_draws_its_diagram(sample_settings, pattern_id):
     from core.patterns import get_pattern
 
     pattern = get_pattern(pattern_id)
-    ctx = make_context(sample_settings, llm=ScriptedChatModel(), grader=ScriptedChatModel())
-    graph = compile_pattern(pattern, ctx)
+    graph = compile_pattern(pattern)
     mermaid = graph.get_graph().draw_mermaid()
     assert mermaid.startswith("---") or "graph TD" in mermaid
     for node in pattern.answer_nodes:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from langgraph.graph import StateGraph
 
 from core.config import Settings
-from core.runtime.context import CURRENT_RUN
 from core.runtime.trace import RUN_REASONS, Reason
 
 # id -> module under core.patterns, found on first use (a test may add its own)
@@ -31,7 +30,7 @@ class Pattern:
     id: str
     title: str
     description: str  # two short lines for the home page
-    build: Callable  # (RunContext) -> StateGraph builder, not compiled
+    build: Callable[[], StateGraph]  # the graph's builder, not compiled; its nodes read the run from LangGraph's runtime
     max_llm_calls: Callable[..., int]  # (settings, sources=None) -> the documented bound for one run
     # (sources: how many the run has; None = the worst case the pattern allows)
     order: int = 100  # where the app lists it (home page, sidebar, Compare, Evaluation)
@@ -50,8 +49,6 @@ class Pattern:
     termination_reasons: tuple = ()
     # (English template, Korean template) for the trace and stop messages only this pattern writes (ui.i18n_trace)
     texts_ko: tuple = ()
-    # its runs share one compiled graph (run_graph); False for a graph that needs one run's context to be built
-    shared_graph: bool = True
 
     def __post_init__(self) -> None:
         # every pattern works over the run's sources: the sidebar's choice arrives as this state key
@@ -117,10 +114,9 @@ def reason_outcome(reason_id: str) -> str:
     return reason.outcome if reason else ""
 
 
-def compile_pattern(pattern: Pattern, ctx, checkpointer=None):
-    """The pattern's graph compiled over ``ctx``: one run's RunContext (its nodes read that run's models and
-    settings, whatever context a stream passes), or ``CURRENT_RUN`` (they read the streaming run's)."""
-    builder: StateGraph = pattern.build(ctx)
+def compile_pattern(pattern: Pattern, checkpointer=None):
+    """The pattern's graph compiled (on ``checkpointer``); a run streams it with ``context=`` its RunContext."""
+    builder: StateGraph = pattern.build()
     return builder.compile(checkpointer=checkpointer, name=pattern.id)
 
 
@@ -129,24 +125,21 @@ _shared: OrderedDict = OrderedDict()  # (pattern id, build, checkpointer) ids ->
 _shared_lock = threading.Lock()
 
 
-def run_graph(pattern: Pattern, ctx, checkpointer=None):
-    """The compiled graph a run streams with ``context=ctx`` (its RunContext): compiled once per pattern and
+def run_graph(pattern: Pattern, checkpointer=None):
+    """The compiled graph a run streams with ``context=`` its RunContext: compiled once per pattern and
     checkpointer, then reused by every run.
 
-    It is built over ``CURRENT_RUN``, so it holds no run's settings, models or keys: each node reads the
-    context of the run that executes it, and a build that reads the context (a graph shape depending on one
-    run) fails instead of being shared. Nothing else shapes a graph: variants, review and sources are state,
-    routed at run time. A pattern declared ``shared_graph=False`` is compiled over ``ctx`` for each run.
+    It holds no run's settings, models or keys: each node takes ``runtime: Runtime[RunContext]`` and reads
+    the context of the run that executes it. Nothing else shapes a graph: variants, review and sources are
+    state, routed at run time.
     """
-    if not pattern.shared_graph:
-        return compile_pattern(pattern, ctx, checkpointer)
     key = (pattern.id, id(pattern.build), id(checkpointer))
     with _shared_lock:  # concurrent runs (Compare) compile a pattern once
         kept = _shared.get(key)
         if kept is not None and kept[0] is pattern.build and kept[1] is checkpointer:
             _shared.move_to_end(key)
             return kept[2]
-        graph = compile_pattern(pattern, CURRENT_RUN, checkpointer)
+        graph = compile_pattern(pattern, checkpointer)
         _shared[key] = (pattern.build, checkpointer, graph)  # held: their ids cannot be reused while kept
         while len(_shared) > SHARED_GRAPHS:
             _shared.popitem(last=False)

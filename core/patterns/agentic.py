@@ -10,14 +10,15 @@ searched again.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
-from core.knowledge.citations import format_labelled, label_sources, source_label, verify_citations
+from core.knowledge.citations import format_labelled, label_sources, source_label
+from core.knowledge.citations import verify_citations as check_citations
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
@@ -26,11 +27,9 @@ from core.patterns.common import (
     NO_RELEVANT_DOCUMENTS,
     USER_REJECTED,
     BaseState,
-    add_nodes,
-    add_router,
     after_grading,
     final,
-    make_contextualize,
+    graph_with_review,
     make_review_documents,
     rewrite_query,
     run_sources,
@@ -75,7 +74,8 @@ def counters(ctx: RunContext, state: AgenticState) -> dict:
     return {"rewrites": state.get("rewrites", 0), "max_rewrites": ctx.settings.max_rewrites}
 
 
-def agent(ctx: RunContext, state: AgenticState) -> dict:
+def agent(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
     tools = tools_of(ctx, state)
     model = bind_agent_tools(ctx.llm, tools)
@@ -96,15 +96,16 @@ def agent(ctx: RunContext, state: AgenticState) -> dict:
     return {"tool_calls": [], "draft": text, "trace": [listed, ev]}
 
 
-def route_after_agent(ctx: RunContext, state: AgenticState) -> Literal["retrieve", "direct_answer"]:
+def route_after_agent(state: AgenticState) -> Literal["retrieve", "direct_answer"]:
     return "retrieve" if state.get("tool_calls") else "direct_answer"
 
 
-def direct_answer(ctx: RunContext, state: AgenticState) -> dict:
+def direct_answer(state: AgenticState) -> dict:
     return {**final(state["draft"]), **stop("direct_answer", "direct_answer", "the agent answered without retrieval")}
 
 
-def retrieve(ctx: RunContext, state: AgenticState) -> dict:
+def retrieve(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     round_ = state.get("rewrites", 0) + 1
     found: list[Document] = []
     labels = list(state.get("labels", []))
@@ -119,7 +120,8 @@ def retrieve(ctx: RunContext, state: AgenticState) -> dict:
             "searched": searched}
 
 
-def grade_documents(ctx: RunContext, state: AgenticState) -> dict:
+def grade_documents(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     docs = state.get("retrieved", [])
     outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency,
                                        ctx.thresholds)
@@ -136,12 +138,13 @@ def grade_documents(ctx: RunContext, state: AgenticState) -> dict:
     return {"documents": kept, "trace": events + [summary]}
 
 
-def route_after_grading(ctx: RunContext, state: AgenticState
+def route_after_grading(state: AgenticState, runtime: Runtime[RunContext]
                         ) -> Literal["review_documents", "generate", "rewrite_question", "fallback"]:
-    return after_grading(state, state.get("rewrites", 0) < ctx.settings.max_rewrites, "fallback")
+    return after_grading(state, state.get("rewrites", 0) < runtime.context.settings.max_rewrites, "fallback")
 
 
-def rewrite_question(ctx: RunContext, state: AgenticState) -> dict:
+def rewrite_question(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     base = state["standalone_question"] if not state.get("rewrites") else state.get("query") or state["standalone_question"]
     rewrites = state.get("rewrites", 0) + 1
     query, events = rewrite_query(ctx, base, "context failed grading", rewrites,
@@ -150,25 +153,27 @@ def rewrite_question(ctx: RunContext, state: AgenticState) -> dict:
             "trace": events}
 
 
-def generate(ctx: RunContext, state: AgenticState) -> dict:
+def generate(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
     system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))
-    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
+    reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
     return {"draft": str(reply.content).strip()}
 
 
-def verify_citations_node(ctx: RunContext, state: AgenticState) -> dict:
-    answer, verified, removed = verify_citations(state.get("draft", ""), state.get("labels", []))
+def verify_citations(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    answer, verified, removed = check_citations(state.get("draft", ""), state.get("labels", []))
     ev = event("verify_citations", "verdict", grader="citations", target="answer",
                verdict=f"{len(verified)} verified, {len(removed)} removed",
                reason=("removed unsupported: " + "; ".join(removed)) if removed
                else ("every citation matches a retrieved source" if verified else "the answer cites nothing"),
                verified=verified, removed=removed)
     docs = state["documents"]
-    end = stop("verify_citations", "answered", f"answered from {len(docs)} graded chunk(s)", counters=counters(ctx, state))
+    end = stop("verify_citations", "answered", f"answered from {len(docs)} graded chunk(s)",
+               counters=counters(runtime.context, state))
     return {**final(answer, docs), "sources": label_sources(docs), **end, "trace": [ev] + end["trace"]}
 
 
-def fallback(ctx: RunContext, state: AgenticState) -> dict:
+def fallback(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     question = state["standalone_question"]
     answer = say(question, "색인된 문서에서 이 질문에 답할 근거를 찾지 못했습니다. "
                            "질문을 바꾸거나 관련 문서를 추가해 주세요.",
@@ -191,22 +196,16 @@ def new_question(state: AgenticState, question: str) -> dict:
             "retrieved": [], "labels": [], "rewrites": 0, "draft": ""}
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = StateGraph(AgenticState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    add_nodes(builder, ctx, agent, direct_answer, retrieve, grade_documents, rewrite_question, generate)
-    builder.add_node("verify_citations", partial(verify_citations_node, ctx))
-    add_nodes(builder, ctx, fallback)
-    builder.add_node("review_documents", make_review_documents(lambda state: "retrieve", keep=keep_documents,
-                                                               on_edit=new_question),
-                     destinations=("generate", "retrieve", END))
-
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "agent")
-    add_router(builder, "agent", route_after_agent, ctx)
+def build() -> StateGraph:
+    """The agent answers or calls the retriever; retrieved chunks are graded, rewritten while the budget lasts,
+    (reviewed,) answered and their citations checked."""
+    review = make_review_documents("retrieve", keep=keep_documents, on_edit=new_question)
+    builder = graph_with_review(AgenticState, (agent, direct_answer, retrieve, grade_documents, rewrite_question, generate,
+                                               verify_citations, fallback), "agent", review, ("generate", "retrieve", END))
+    builder.add_conditional_edges("agent", route_after_agent)
     builder.add_edge("direct_answer", END)
     builder.add_edge("retrieve", "grade_documents")
-    add_router(builder, "grade_documents", route_after_grading, ctx)
+    builder.add_conditional_edges("grade_documents", route_after_grading)
     builder.add_edge("rewrite_question", "retrieve")
     builder.add_edge("generate", "verify_citations")
     builder.add_edge("verify_citations", END)

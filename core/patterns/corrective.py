@@ -14,6 +14,7 @@ from typing import Literal
 
 from langchain_core.documents import Document
 from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
 from core.llm import graders
 from core.patterns import Pattern
@@ -23,11 +24,11 @@ from core.patterns.common import (
     USER_REJECTED,
     WEB_UNAVAILABLE,
     BaseState,
-    add_router,
     after_retrieval,
     answer_from_documents,
     final,
     graph_with_review,
+    make_review_documents,
     run_sources,
     say,
     search_collections,
@@ -48,13 +49,15 @@ class CragState(BaseState, total=False):
     web_status: str
 
 
-def retrieve(ctx: RunContext, state: CragState) -> dict:
+def retrieve(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     ids = [src.id for src in run_sources(ctx, state)]
     docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
     return {"documents": docs, "trace": events, "searched": ids}
 
 
-def grade_documents(ctx: RunContext, state: CragState) -> dict:
+def grade_documents(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     docs = state.get("documents", [])
     outcomes = graders.crag_grade(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency,
                                   ctx.thresholds)
@@ -74,11 +77,12 @@ def grade_documents(ctx: RunContext, state: CragState) -> dict:
     return {"verdict": verdict, "kept": kept, "trace": events}
 
 
-def route_after_grading(ctx: RunContext, state: CragState) -> Literal["refine_knowledge", "rewrite_for_web"]:
+def route_after_grading(state: CragState) -> Literal["refine_knowledge", "rewrite_for_web"]:
     return "rewrite_for_web" if state["verdict"] == "incorrect" else "refine_knowledge"
 
 
-def refine_knowledge(ctx: RunContext, state: CragState) -> dict:
+def refine_knowledge(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     question = state["standalone_question"]
     per_doc = [graders.split_strips(d.page_content)[:MAX_STRIPS_PER_DOC] for d in state["kept"]]
     outcomes = graders.grade_strips(ctx.grader, question, per_doc, ctx.settings.max_concurrency, ctx.thresholds)
@@ -100,14 +104,14 @@ def refine_knowledge(ctx: RunContext, state: CragState) -> dict:
     return {"strips": refined, "trace": events}
 
 
-def route_after_refining(ctx: RunContext, state: CragState) -> Literal["review_documents", "generate", "rewrite_for_web"]:
+def route_after_refining(state: CragState) -> Literal["review_documents", "generate", "rewrite_for_web"]:
     if state["verdict"] == "correct" and state.get("strips"):
         return "review_documents" if state.get("review") else "generate"
     return "rewrite_for_web"  # ambiguous, or nothing survived refinement: supplement from the web
 
 
-def rewrite_for_web(ctx: RunContext, state: CragState) -> dict:
-    outcome = graders.rewrite_question(ctx.grader, state["standalone_question"], for_web=True)
+def rewrite_for_web(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    outcome = graders.rewrite_question(runtime.context.grader, state["standalone_question"], for_web=True)
     why = {"incorrect": "all documents graded incorrect", "ambiguous": "retrieval ambiguous: adding a web supplement"}
     reason = why.get(state["verdict"], "no strip survived refinement")
     return {"web_query": outcome.value.question,
@@ -115,14 +119,14 @@ def rewrite_for_web(ctx: RunContext, state: CragState) -> dict:
                             verdict=outcome.value.question, reason=reason)]}
 
 
-def web_search(ctx: RunContext, state: CragState) -> dict:
-    result = ctx.web(state["web_query"])
+def web_search(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    result = runtime.context.web(state["web_query"])
     return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason, "searched": ["web"],
             "trace": [event("web_search", "tool", grader="web_search", target=result.query, verdict=result.status,
                             reason=result.reason or f"{len(result.documents)} results")]}
 
 
-def generate(ctx: RunContext, state: CragState) -> dict:
+def generate(state: CragState, runtime: Runtime[RunContext]) -> dict:
     question = state["standalone_question"]
     strips, web = state.get("strips", []), state.get("web_documents", [])
     docs = strips + web
@@ -137,7 +141,7 @@ def generate(ctx: RunContext, state: CragState) -> dict:
         return {**final(answer), **stop("generate", "no_relevant_documents",
                                         "no relevant documents in the collections or on the web")}
     notes = [P.STRIPS_NOTE] + ([P.WEB_NOTE] if web else [])
-    answer = answer_from_documents(ctx, question, docs, "\n".join(notes))
+    answer = answer_from_documents(runtime.context, question, docs, "\n".join(notes))
     if web_failed:
         n = sum(len(d.page_content.splitlines()) for d in strips)
         message = f"web search unavailable ({state.get('web_status')}): answered from the {n} strip(s) that survived"
@@ -160,13 +164,14 @@ def new_question(state: CragState, question: str) -> dict:
     return {"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""}
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = graph_with_review(CragState, ctx, (retrieve, grade_documents, refine_knowledge, rewrite_for_web, web_search,
-                                                 generate), "retrieve", "retrieve",
-                                documents_of=knowledge_of, keep=keep_knowledge, on_edit=new_question)
+def build() -> StateGraph:
+    """Retrieve, grade, refine or rewrite for the web, (review,) answer."""
+    review = make_review_documents("retrieve", documents_of=knowledge_of, keep=keep_knowledge, on_edit=new_question)
+    builder = graph_with_review(CragState, (retrieve, grade_documents, refine_knowledge, rewrite_for_web, web_search,
+                                            generate), "retrieve", review, ("generate", "retrieve", END))
     builder.add_edge("retrieve", "grade_documents")
-    add_router(builder, "grade_documents", route_after_grading, ctx)
-    add_router(builder, "refine_knowledge", route_after_refining, ctx)
+    builder.add_conditional_edges("grade_documents", route_after_grading)
+    builder.add_conditional_edges("refine_knowledge", route_after_refining)
     builder.add_edge("rewrite_for_web", "web_search")
     builder.add_conditional_edges("web_search", after_retrieval(), ["review_documents", "generate"])
     builder.add_edge("generate", END)

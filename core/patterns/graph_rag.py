@@ -24,6 +24,7 @@ from typing import Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
 from core.knowledge import entity_graph as eg
 from core.knowledge import graph_builds
@@ -35,10 +36,10 @@ from core.patterns.common import (
     NO_RELEVANT_DOCUMENTS,
     USER_REJECTED,
     BaseState,
-    add_router,
     answer_directly,
     final,
     graph_with_review,
+    make_review_documents,
     run_sources,
     say,
 )
@@ -62,8 +63,9 @@ class GraphRagState(BaseState, total=False):
     relations: list[dict]  # the relations used as context
 
 
-def load_graph(ctx: RunContext, state: GraphRagState) -> dict:
+def load_graph(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
     """The graph of each of the run's sources (at most MAX_GRAPH_COLLECTIONS): ready, waited for, or partial."""
+    ctx = runtime.context
     cap = _cap(state)
     wait = ctx.settings.graph_wait if state.get("graph_wait") is None else bool(state["graph_wait"])
     sources = run_sources(ctx, state)
@@ -93,7 +95,8 @@ def graph_for(ctx: RunContext, state: GraphRagState):
     return eg.merge_graphs([g for g in graphs if g is not None])  # replaced since by another process: left out
 
 
-def link_entities(ctx: RunContext, state: GraphRagState) -> dict:
+def link_entities(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    ctx = runtime.context
     question = state["standalone_question"]
     system = P.GRAPH_ENTITIES_SYSTEM.format(most=eg.QUESTION_ENTITIES, name_chars=eg.NAME_CHARS)
     outcome = graders.ask(ctx.grader, eg.QuestionEntities, system, f"Question: {question}",
@@ -109,14 +112,14 @@ def link_entities(ctx: RunContext, state: GraphRagState) -> dict:
     return {"mentions": mentions, "entities": linked, "trace": events}
 
 
-def route_after_linking(ctx: RunContext, state: GraphRagState) -> Literal["collect_relations", "direct_answer", "not_found"]:
+def route_after_linking(state: GraphRagState) -> Literal["collect_relations", "direct_answer", "not_found"]:
     if state.get("entities"):
         return "collect_relations"
     return "not_found" if state.get("mentions") else "direct_answer"
 
 
-def collect_relations(ctx: RunContext, state: GraphRagState) -> dict:
-    graph = graph_for(ctx, state)
+def collect_relations(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    graph = graph_for(runtime.context, state)
     relations = eg.neighbourhood(graph, [m["node"] for m in state["entities"]], HOPS, MAX_RELATIONS)
     ev = event("collect_relations", "tool", grader="graph", target=", ".join(m["name"] for m in state["entities"]),
                verdict=f"{len(relations)} relation(s)", reason=f"neighbourhood up to {HOPS} hops",
@@ -124,28 +127,28 @@ def collect_relations(ctx: RunContext, state: GraphRagState) -> dict:
     return {"relations": relations, "trace": [ev]}
 
 
-def route_after_relations(ctx: RunContext, state: GraphRagState) -> Literal["review_documents", "generate", "not_found"]:
+def route_after_relations(state: GraphRagState) -> Literal["review_documents", "generate", "not_found"]:
     if not state.get("relations"):
         return "not_found"
     return "review_documents" if state.get("review") else "generate"
 
 
-def generate(ctx: RunContext, state: GraphRagState) -> dict:
+def generate(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
     relations = state["relations"]
     system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
-    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
+    reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
     docs = eg.relation_documents(relations)
     return {**final(_with_note(str(reply.content).strip(), state), docs),
             **stop("generate", "answered", f"answered from {len(relations)} relation(s) around "
                                            f"{len(state['entities'])} matched entit(ies)")}
 
 
-def direct_answer(ctx: RunContext, state: GraphRagState) -> dict:
-    return {**final(answer_directly(ctx, state["messages"])),
+def direct_answer(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    return {**final(answer_directly(runtime.context, state["messages"])),
             **stop("direct_answer", "direct_answer", "the question names no entity: answered directly")}
 
 
-def not_found(ctx: RunContext, state: GraphRagState) -> dict:
+def not_found(state: GraphRagState) -> dict:
     question = state["standalone_question"]
     answer = say(question, "지식 그래프에서 질문의 대상을 찾지 못해 답할 수 없습니다.",
                  "I cannot answer: the knowledge graph has nothing about what the question asks.")
@@ -170,13 +173,15 @@ def new_question(state: GraphRagState, question: str) -> dict:
     return {"mentions": [], "entities": [], "relations": []}
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = graph_with_review(GraphRagState, ctx, (load_graph, link_entities, collect_relations, generate,
-                                                     direct_answer, not_found), "load_graph", "link_entities",
-                                documents_of=relations_as_documents, keep=keep_relations, on_edit=new_question)
+def build() -> StateGraph:
+    """Load the graphs, link the question's entities, collect the relations around them, (review,) answer."""
+    review = make_review_documents("link_entities", documents_of=relations_as_documents, keep=keep_relations,
+                                   on_edit=new_question)
+    builder = graph_with_review(GraphRagState, (load_graph, link_entities, collect_relations, generate, direct_answer,
+                                                not_found), "load_graph", review, ("generate", "link_entities", END))
     builder.add_edge("load_graph", "link_entities")
-    add_router(builder, "link_entities", route_after_linking, ctx)
-    add_router(builder, "collect_relations", route_after_relations, ctx)
+    builder.add_conditional_edges("link_entities", route_after_linking)
+    builder.add_conditional_edges("collect_relations", route_after_relations)
     builder.add_edge("generate", END)
     builder.add_edge("direct_answer", END)
     builder.add_edge("not_found", END)

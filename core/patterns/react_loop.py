@@ -6,8 +6,11 @@ between ``react`` and ``react_native``; this module holds the rest, and declares
 
 from __future__ import annotations
 
+from typing import Literal
+
 from langchain_core.documents import Document
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
 from core.knowledge.citations import label_sources
 from core.patterns.common import (
@@ -16,7 +19,7 @@ from core.patterns.common import (
     BaseState,
     answer_from_documents,
     final,
-    make_contextualize,
+    graph_with_review,
     run_sources,
     say,
 )
@@ -60,16 +63,12 @@ REPEAT_NOTE = ("You already made this exact call in this turn, and its result ab
                "question they do not cover yet.")
 
 
-def make_tools_of(ctx: RunContext):
+def tools_of(ctx: RunContext, state: dict) -> list[AgentTool]:
     """The run's tools: one retriever per source of the run (named after its collection), and the web."""
-
-    def tools_of(state: dict) -> list[AgentTool]:
-        return source_tools(run_sources(ctx, state), ctx.web_ready)
-
-    return tools_of
+    return source_tools(run_sources(ctx, state), ctx.web_ready)
 
 
-def make_tools_node(ctx: RunContext, tools_of, record_step):
+def make_tools_node(record_step):
     """Node ``tools``: run the pending call(s); ``record_step(state, call, run)`` returns the scratchpad update.
 
     A call identical to one already made this turn is not run again (its result cannot change): the
@@ -79,8 +78,9 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
     so, it can still answer or search the other half of a two-part question.)
     """
 
-    def run_tools(state: dict) -> dict:
-        tools = tools_of(state)
+    def tools(state: dict, runtime: Runtime[RunContext]) -> dict:
+        ctx = runtime.context
+        offered = tools_of(ctx, state)
         docs: list[Document] = list(state.get("documents", []))
         made: list[str] = list(state.get("made") or [])
         events, update, repeats, searched = [], {}, [], []
@@ -91,7 +91,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
                 repeats.append(key)
                 run = ToolRun(name, query, "repeated", text=REPEAT_NOTE, call_id=call.get("id", ""))
             else:
-                run = run_tool(ctx, tools, call)
+                run = run_tool(ctx, offered, call)
                 searched += run.searched
                 docs = merge_documents(docs, run.documents)
                 events.append(observation_event("tools", state.get("iterations", 0), run))
@@ -106,8 +106,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
         return {**update, "documents": docs, "pending": [], "trace": events, "made": made, "searched": searched,
                 **({"repeat_noted": True} if repeats else {}), **({"repeated": "; ".join(repeats)} if stuck else {})}
 
-    run_tools.__name__ = "tools"
-    return run_tools
+    return tools
 
 
 def counters(state: dict, settings) -> dict:
@@ -119,80 +118,63 @@ def _tool_calls(state: dict) -> int:
     return len(state.get("made") or [])
 
 
-def make_finish(ctx: RunContext):
+def finish(state: dict, runtime: Runtime[RunContext]) -> dict:
     """Node: the agent's final answer, with the documents its tools returned as sources."""
-
-    def finish(state: dict) -> dict:
-        question = state["standalone_question"]
-        docs = state.get("documents", [])
-        answer = (state.get("final_answer") or "").strip()
-        c = counters(state, ctx.settings)
-        if not answer and docs:  # the model stopped without words: write the answer from what it found
-            answer = answer_from_documents(ctx, question, docs)
-        if not answer:
-            answer = say(question, "모델이 빈 답을 돌려주었습니다.", "The model returned an empty answer.")
-            return {**final(answer), **stop("finish", "error", "the agent ended with an empty reply", counters=c)}
-        reason = "answered" if c["tool_calls"] else "direct_answer"
-        message = (f"final answer after {c['iterations']} step(s), {c['tool_calls']} tool call(s)"
-                   + (f", {c['parse_errors']} parse error(s)" if c["parse_errors"] else ""))
-        return {**final(answer, docs), "sources": label_sources(docs), **stop("finish", reason, message, counters=c)}
-
-    return finish
+    ctx = runtime.context
+    question = state["standalone_question"]
+    docs = state.get("documents", [])
+    answer = (state.get("final_answer") or "").strip()
+    c = counters(state, ctx.settings)
+    if not answer and docs:  # the model stopped without words: write the answer from what it found
+        answer = answer_from_documents(ctx, question, docs)
+    if not answer:
+        answer = say(question, "모델이 빈 답을 돌려주었습니다.", "The model returned an empty answer.")
+        return {**final(answer), **stop("finish", "error", "the agent ended with an empty reply", counters=c)}
+    reason = "answered" if c["tool_calls"] else "direct_answer"
+    message = (f"final answer after {c['iterations']} step(s), {c['tool_calls']} tool call(s)"
+               + (f", {c['parse_errors']} parse error(s)" if c["parse_errors"] else ""))
+    return {**final(answer, docs), "sources": label_sources(docs), **stop("finish", reason, message, counters=c)}
 
 
-def make_best_answer(ctx: RunContext):
+def best_answer(state: dict, runtime: Runtime[RunContext]) -> dict:
     """Node: the step limit was reached; answer from the documents gathered so far, if any."""
-
-    def best_answer(state: dict) -> dict:
-        question = state["standalone_question"]
-        docs = state.get("documents", [])
-        c = counters(state, ctx.settings)
-        if state.get("repeated"):
-            reason, why = "repeated_action", f"the agent repeated {state['repeated']}, already made in this turn"
-        else:
-            reason, why = "max_iterations", f"stopped at the step limit ({c['iterations']} of {c['max_iterations']})"
-        if docs:
-            answer = answer_from_documents(ctx, question, docs, P.BEST_SO_FAR_NOTE)
-            return {**final(answer, docs), "sources": label_sources(docs),
-                    **stop("best_answer", reason, f"{why}: answered from {len(docs)} document(s) found so far",
-                           counters=c)}
-        if reason == "repeated_action":
-            answer = say(question, "에이전트가 같은 검색을 되풀이했고, 답할 근거를 찾지 못했습니다.",
-                         "The agent repeated a search it had already made and found no evidence to answer.")
-        else:
-            answer = say(question, f"단계 한도({c['max_iterations']}회)에 도달했지만 답할 근거를 찾지 못했습니다.",
-                         f"I reached the step limit ({c['max_iterations']}) without finding evidence to answer.")
-        return {**final(answer), **stop("best_answer", reason, f"{why}: no documents gathered", counters=c)}
-
-    return best_answer
+    ctx = runtime.context
+    question = state["standalone_question"]
+    docs = state.get("documents", [])
+    c = counters(state, ctx.settings)
+    if state.get("repeated"):
+        reason, why = "repeated_action", f"the agent repeated {state['repeated']}, already made in this turn"
+    else:
+        reason, why = "max_iterations", f"stopped at the step limit ({c['iterations']} of {c['max_iterations']})"
+    if docs:
+        answer = answer_from_documents(ctx, question, docs, P.BEST_SO_FAR_NOTE)
+        return {**final(answer, docs), "sources": label_sources(docs),
+                **stop("best_answer", reason, f"{why}: answered from {len(docs)} document(s) found so far",
+                       counters=c)}
+    if reason == "repeated_action":
+        answer = say(question, "에이전트가 같은 검색을 되풀이했고, 답할 근거를 찾지 못했습니다.",
+                     "The agent repeated a search it had already made and found no evidence to answer.")
+    else:
+        answer = say(question, f"단계 한도({c['max_iterations']}회)에 도달했지만 답할 근거를 찾지 못했습니다.",
+                     f"I reached the step limit ({c['max_iterations']}) without finding evidence to answer.")
+    return {**final(answer), **stop("best_answer", reason, f"{why}: no documents gathered", counters=c)}
 
 
-def after_step(ctx: RunContext, next_node: str):
-    """Router after a tool step or a rejection: another model step while the budget lasts (the run's
-    ``max_iterations``, read when it routes) and the agent is not repeating itself."""
-
-    def route(state: dict) -> str:
-        if state.get("repeated"):
-            return "best_answer"
-        return next_node if state.get("iterations", 0) < ctx.settings.max_iterations else "best_answer"
-
-    return route
+def after_step(state: dict, runtime: Runtime[RunContext]) -> Literal["agent", "best_answer"]:
+    """Router after a tool step, a parse error or a rejection: another model step while the budget lasts (the
+    run's ``max_iterations``, read when it routes) and the agent is not repeating itself."""
+    if state.get("repeated"):
+        return "best_answer"
+    return "agent" if state.get("iterations", 0) < runtime.context.settings.max_iterations else "best_answer"
 
 
-def wire_react_loop(builder: StateGraph, ctx: RunContext, agent, route_after_agent, review, tools_of,
-                    record_step) -> StateGraph:
-    """The loop both ReAct flavours share; only the agent node and its protocol differ."""
-    builder.add_node("contextualize", make_contextualize(ctx))
-    builder.add_node("agent", agent)
-    builder.add_node("review_tool_calls", review, destinations=("tools", "agent", "best_answer"))
-    builder.add_node("tools", make_tools_node(ctx, tools_of, record_step))
-    builder.add_node("finish", make_finish(ctx))
-    builder.add_node("best_answer", make_best_answer(ctx))
-
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "agent")
+def react_graph(state_schema: type, agent, route_after_agent, review, record_step) -> StateGraph:
+    """The loop both ReAct flavours share; only the agent node, its router and its protocol (``record_step``,
+    the review's refusal) differ."""
+    builder = graph_with_review(state_schema, (agent, make_tools_node(record_step), finish, best_answer), "agent",
+                                review, ("tools", "agent", "best_answer"))
     builder.add_conditional_edges("agent", route_after_agent)
-    builder.add_conditional_edges("tools", after_step(ctx, "agent"), ["agent", "best_answer"])
+    builder.add_conditional_edges("tools", after_step)
     builder.add_edge("finish", END)
     builder.add_edge("best_answer", END)
     return builder

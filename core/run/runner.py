@@ -77,7 +77,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         ctx = ctx or make_context(settings, **options)
         provider = resolve_provider(settings)
         result.update(provider=provider, model=model_name(settings, provider), retrieval=ctx.retrieval)
-        graph = run_graph(pattern, ctx, get_checkpointer(settings))
+        graph = run_graph(pattern, get_checkpointer(settings))
     except Exception as exc:  # provider misconfigured, model missing: one clear line
         result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))
         yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
