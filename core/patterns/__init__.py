@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from langgraph.graph import StateGraph
 
 from core.config import Settings
+from core.patterns.common import BASE_OPTIONS, BaseState
+from core.patterns.state import declared, turn_defaults
 from core.runtime.trace import RUN_REASONS, Reason
 
 # id -> module under core.patterns, found on first use (a test may add its own)
@@ -36,7 +38,8 @@ class Pattern:
     order: int = 100  # where the app lists it (home page, sidebar, Compare, Evaluation)
     description_ko: str = ""  # the same two lines in Korean
     answer_nodes: frozenset = frozenset({"generate"})  # nodes whose tokens stream into the chat bubble
-    reset: dict = field(default_factory=dict)  # per-turn state keys reset at the start of each run
+    # the graph's state (a TypedDict declaring each field with core.patterns.state): the turn input and reset
+    state: type = BaseState
     supports_review: bool = False
     # variant -> the first node only that variant runs; the first variant is the default (the "variant" option)
     variant_entries: dict = field(default_factory=dict)
@@ -50,9 +53,13 @@ class Pattern:
     # (English template, Korean template) for the trace and stop messages only this pattern writes (ui.i18n_trace)
     texts_ko: tuple = ()
 
-    def __post_init__(self) -> None:
-        # every pattern works over the run's sources: the sidebar's choice arrives as this state key
-        object.__setattr__(self, "reset", {"source_ids": [], **self.reset})
+    @property
+    def reset(self) -> dict:
+        """The per-turn state a run's options may set, at its defaults: the pattern's own fields, and the base
+        fields every pattern takes as options (the run's sources: the sidebar's choice arrives as ``source_ids``)."""
+        base = declared(BaseState)
+        return {name: value for name, value in turn_defaults(self.state).items()
+                if name not in base or name in BASE_OPTIONS}
 
     @property
     def reason_ids(self) -> frozenset:

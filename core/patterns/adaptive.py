@@ -39,6 +39,7 @@ from core.patterns.common import (
     search_collections,
 )
 from core.patterns.common import search_web as web_documents
+from core.patterns.state import per_question, per_turn, question_defaults
 from core.prompts import answer_request, escape_fences
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
@@ -48,12 +49,16 @@ MAX_SUB_QUESTIONS = 3
 
 
 class AdaptiveState(BaseState, total=False):
-    variant: str  # "domain" (default) or "complexity"
-    route: str  # a source id, "web" or "direct"
-    complexity: str
-    sub_questions: list[str]
-    sub_answers: Annotated[list[dict], add_or_reset]
-    web_status: str
+    """Adaptive RAG's fields; the route of the question being answered is forgotten when a reviewer edits it."""
+
+    variant: Annotated[str, per_turn("domain", "'domain' (route to a source, the web or a direct answer) or "
+                                               "'complexity' (retrieve once, or decompose)")]
+    route: Annotated[str, per_question("", "a source id, 'web' or 'direct': where the router sent the question")]
+    complexity: Annotated[str, per_question("", "the classifier's verdict: simple, compare or analyse")]
+    sub_questions: Annotated[list[str], per_turn([], "the decomposed question's parts (at most MAX_SUB_QUESTIONS)")]
+    sub_answers: Annotated[list[dict], per_turn(None, "each part's {question, answer, documents}, as they arrive"),
+                           add_or_reset]
+    web_status: Annotated[str, per_question("", "'ok', or why the web search gave nothing")]
 
 
 class SubQuestion(BaseState, total=False):
@@ -201,7 +206,8 @@ def route_again(state: AdaptiveState) -> str:
 
 
 def forget_route(state: AdaptiveState, question: str) -> dict:
-    return {"route": "", "complexity": "", "web_status": ""}
+    """An edited question is routed afresh: the old route, complexity and web status go."""
+    return question_defaults(AdaptiveState)
 
 
 def build() -> StateGraph:
@@ -247,7 +253,6 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer", "synthesise"}),
-    reset={"variant": "domain", "route": "", "complexity": "", "sub_questions": [], "sub_answers": None,
-           "web_status": ""},
+    state=AdaptiveState,
     supports_review=True,
 )

@@ -10,7 +10,7 @@ searched again.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage, SystemMessage
@@ -35,6 +35,7 @@ from core.patterns.common import (
     run_sources,
     say,
 )
+from core.patterns.state import per_question, question_defaults
 from core.patterns.tools import (
     MAX_TOOL_CALLS,
     action_event,
@@ -57,12 +58,15 @@ HISTORY_MESSAGES = 6  # earlier conversation the agent sees, to answer follow-up
 
 
 class AgenticState(BaseState, total=False):
-    tool_calls: list[dict]  # the retriever calls to run next (from the agent, or a rewrite)
-    query: str  # the latest search query, what a rewrite improves
-    retrieved: list[Document]  # this round's tool results, before grading
-    labels: list[str]  # every source label the tool returned in this run
-    rewrites: int
-    draft: str  # the answer before its citations are verified
+    """Agentic RAG's fields: all of them belong to the question being answered (an edit searches afresh)."""
+
+    tool_calls: Annotated[list[dict], per_question([], "the retriever calls to run next (from the agent, or a "
+                                                       "rewrite)")]
+    query: Annotated[str, per_question("", "the latest search query, what a rewrite improves")]
+    retrieved: Annotated[list[Document], per_question([], "this round's tool results, before grading")]
+    labels: Annotated[list[str], per_question([], "every source label the tool returned in this run")]
+    rewrites: Annotated[int, per_question(0, "query rewrites spent (of max_rewrites)")]
+    draft: Annotated[str, per_question("", "the answer before its citations are verified")]
 
 
 def tools_of(ctx: RunContext, state: AgenticState) -> list:
@@ -192,8 +196,8 @@ def keep_documents(state: AgenticState, kept: list[Document]) -> dict:
 
 def new_question(state: AgenticState, question: str) -> dict:
     """An edited question is searched as written, with a fresh rewrite budget and no labels from the old search."""
-    return {"tool_calls": [new_call("search_documents", question, "review")], "query": question,
-            "retrieved": [], "labels": [], "rewrites": 0, "draft": ""}
+    return {**question_defaults(AgenticState), "tool_calls": [new_call("search_documents", question, "review")],
+            "query": question}
 
 
 def build() -> StateGraph:
@@ -239,5 +243,5 @@ PATTERN = Pattern(
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "generate"}),
     supports_review=True,
-    reset={"tool_calls": [], "query": "", "retrieved": [], "labels": [], "rewrites": 0, "draft": ""},
+    state=AgenticState,
 )

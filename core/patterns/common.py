@@ -16,6 +16,7 @@ from core import prompts
 from core.knowledge.citations import sources_from
 from core.knowledge.sources import Source, active_sources
 from core.llm import graders
+from core.patterns.state import kept, per_turn, turn_defaults
 from core.prompts import is_korean
 from core.runtime.context import RunContext
 from core.runtime.review import document_review, kept_documents, normalise_decision
@@ -30,38 +31,39 @@ USER_REJECTED = Reason("user_rejected", "rejected by the reviewer", "검토자�
 
 
 class BaseState(TypedDict, total=False):
-    question: str  # this turn's message as the user typed it
-    messages: Annotated[list[AnyMessage], add_messages]  # the conversation, user and final answers
-    standalone_question: str  # the question after contextualising follow-ups
-    documents: list[Document]  # the documents the answer will be written from
-    answer: str
-    sources: list[dict]
-    trace: Annotated[list[dict], add_or_reset]
-    termination_reason: str
-    termination_message: str
-    review: bool  # pause for human review before answering (this turn)
-    edited_question: str  # the question as the reviewer edited it ("" = not edited)
-    source_ids: list[str]  # the collections this run works over (chosen in the sidebar); [] = every enabled one
-    searched: Annotated[list[str], add_or_reset]  # what this turn searched: collection ids, "web" for web search
+    """What every pattern's state holds (core.patterns.state: each field's default and when it is reset).
+
+    These fields are all per turn: a reviewer's edit of the question resets the ones it must itself
+    (make_review_documents), so a pattern's ``per_question`` fields are only its own.
+    """
+
+    question: Annotated[str, per_turn("", "this turn's message as the user typed it")]
+    messages: Annotated[list[AnyMessage], kept("the conversation: the users' questions and the final answers"),
+                        add_messages]
+    standalone_question: Annotated[str, per_turn("", "the question after contextualising follow-ups")]
+    documents: Annotated[list[Document], per_turn([], "the documents the answer will be written from")]
+    answer: Annotated[str, per_turn("", "the answer this turn returns")]
+    sources: Annotated[list[dict], per_turn([], "the answer's citable sources")]
+    trace: Annotated[list[dict], per_turn(None, "every decision of this turn, as plain-dict events"), add_or_reset]
+    termination_reason: Annotated[str, per_turn("", "why the run stopped: a declared Reason's id")]
+    termination_message: Annotated[str, per_turn("", "why the run stopped, in a sentence")]
+    review: Annotated[bool, per_turn(False, "pause for human review before answering (this turn)")]
+    edited_question: Annotated[str, per_turn("", "the question as the reviewer edited it ('' = not edited)")]
+    source_ids: Annotated[list[str], per_turn([], "the collections this run works over (chosen in the sidebar); "
+                                                  "[] = every enabled one")]
+    searched: Annotated[list[str], per_turn(None, "what this turn searched: collection ids, 'web' for web search"),
+                        add_or_reset]
 
 
-def turn_input(question: str, reset: dict | None = None, review: bool = False) -> dict:
-    """The graph input that starts a new turn: per-turn fields cleared, history kept."""
-    return {
-        "review": review,
-        "question": question,
-        "messages": [HumanMessage(question)],
-        "standalone_question": question,
-        "documents": [],
-        "answer": "",
-        "sources": [],
-        "trace": None,
-        "termination_reason": "",
-        "termination_message": "",
-        "edited_question": "",
-        "searched": None,
-        **(reset or {}),
-    }
+# the base fields a run's options may set (a pattern's own per-turn fields are options too: Pattern.reset)
+BASE_OPTIONS = ("source_ids",)
+
+
+def turn_input(state_schema: type, question: str, options: dict | None = None, review: bool = False) -> dict:
+    """The graph input that starts a new turn: every per-turn field at its default (the conversation kept),
+    this turn's question, and the run's options."""
+    return {**turn_defaults(state_schema), "question": question, "standalone_question": question,
+            "messages": [HumanMessage(question)], "review": review, **(options or {})}
 
 
 def run_sources(ctx: RunContext, state: dict) -> list[Source]:

@@ -10,7 +10,7 @@ with the refined strips and any web results; an edited question is retrieved and
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.documents import Document
 from langgraph.graph import END, StateGraph
@@ -33,6 +33,7 @@ from core.patterns.common import (
     say,
     search_collections,
 )
+from core.patterns.state import per_question, question_defaults
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
 from core.runtime.trace import doc_ref, event, stop
@@ -41,12 +42,15 @@ MAX_STRIPS_PER_DOC = 12  # bounds the refinement calls: a chunk rarely holds mor
 
 
 class CragState(BaseState, total=False):
-    verdict: str  # correct / ambiguous / incorrect, over all documents
-    kept: list[Document]  # documents graded correct or ambiguous
-    strips: list[Document]  # refined knowledge: relevant sentences, with their document's metadata
-    web_query: str
-    web_documents: list[Document]
-    web_status: str
+    """Corrective RAG's fields: all of them belong to the question being answered (an edit grades afresh)."""
+
+    verdict: Annotated[str, per_question("", "correct / ambiguous / incorrect, over all documents")]
+    kept: Annotated[list[Document], per_question([], "documents graded correct or ambiguous")]
+    strips: Annotated[list[Document], per_question([], "refined knowledge: relevant sentences, with their "
+                                                       "document's metadata")]
+    web_query: Annotated[str, per_question("", "the question rewritten as a short web query")]
+    web_documents: Annotated[list[Document], per_question([], "what the web search found")]
+    web_status: Annotated[str, per_question("", "'ok', or why the web search gave nothing")]
 
 
 def retrieve(state: CragState, runtime: Runtime[RunContext]) -> dict:
@@ -161,7 +165,8 @@ def keep_knowledge(state: CragState, kept: list[Document]) -> dict:
 
 
 def new_question(state: CragState, question: str) -> dict:
-    return {"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""}
+    """An edited question is retrieved and graded afresh: every field of the old one goes."""
+    return question_defaults(CragState)
 
 
 def build() -> StateGraph:
@@ -200,5 +205,5 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     supports_review=True,
-    reset={"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""},
+    state=CragState,
 )

@@ -20,7 +20,7 @@ expects from a question; a demo that needs the whole graph asks to wait.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, StateGraph
@@ -43,6 +43,7 @@ from core.patterns.common import (
     run_sources,
     say,
 )
+from core.patterns.state import per_question, per_turn, question_defaults
 from core.prompts import agents as P
 from core.prompts import answer_request, escape_fences
 from core.runtime.context import RunContext
@@ -54,13 +55,18 @@ MAX_GRAPH_COLLECTIONS = 4
 
 
 class GraphRagState(BaseState, total=False):
-    graph_max_chunks: int  # option: chunks extracted per collection (at most eg.GRAPH_MAX_CHUNKS); 0 = that
-    graph_wait: bool | None  # option: wait for a graph that is not ready (None: settings.graph_wait)
-    graphs: list[dict]  # build info per collection: status, digest, ready, done, nodes, edges, ms
-    graph_note: str  # said at the end of the answer when a graph was not ready
-    mentions: list[str]
-    entities: list[dict]  # linked nodes: {node, name, mention, how}
-    relations: list[dict]  # the relations used as context
+    """Graph RAG's fields; the entities and relations of the question being answered go when a reviewer edits it."""
+
+    graph_max_chunks: Annotated[int, per_turn(0, "option: chunks extracted per collection (at most "
+                                                 "eg.GRAPH_MAX_CHUNKS); 0 = that")]
+    graph_wait: Annotated[bool | None, per_turn(None, "option: wait for a graph that is not ready (None: "
+                                                      "settings.graph_wait)")]
+    graphs: Annotated[list[dict], per_turn([], "build info per collection: status, digest, ready, done, nodes, "
+                                               "edges, ms")]
+    graph_note: Annotated[str, per_turn("", "said at the end of the answer when a graph was not ready")]
+    mentions: Annotated[list[str], per_question([], "the entities the model listed in the question")]
+    entities: Annotated[list[dict], per_question([], "linked nodes: {node, name, mention, how}")]
+    relations: Annotated[list[dict], per_question([], "the relations used as context")]
 
 
 def load_graph(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
@@ -170,7 +176,8 @@ def keep_relations(state: GraphRagState, kept: list) -> dict:
 
 
 def new_question(state: GraphRagState, question: str) -> dict:
-    return {"mentions": [], "entities": [], "relations": []}
+    """An edited question has its entities linked again: the old mentions, entities and relations go."""
+    return question_defaults(GraphRagState)
 
 
 def build() -> StateGraph:
@@ -273,6 +280,5 @@ PATTERN = Pattern(
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
     supports_review=True,
-    reset={"graph_max_chunks": 0, "graph_wait": None, "graphs": [], "graph_note": "", "mentions": [], "entities": [],
-           "relations": []},
+    state=GraphRagState,
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Annotated
 
 from langchain_core.documents import Document
 from langgraph.graph import END, StateGraph
@@ -34,6 +35,7 @@ from core.patterns.common import (
     say,
     search_collections,
 )
+from core.patterns.state import per_question, question_defaults
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
 from core.runtime.trace import doc_ref, event, stop
@@ -49,8 +51,11 @@ class SearchQueries(BaseModel):
 
 
 class FusionState(BaseState, total=False):
-    queries: list[str]  # what was searched: the question, then the model's rewrites
-    rankings: list[list[Document]]  # one ranked list per query, in the order of ``queries``
+    """RAG-Fusion's fields: both belong to the question being answered (an edit rewrites and searches afresh)."""
+
+    queries: Annotated[list[str], per_question([], "what was searched: the question, then the model's rewrites")]
+    rankings: Annotated[list[list[Document]], per_question([], "one ranked list per query, in the order of "
+                                                               "``queries``")]
 
 
 def doc_key(doc: Document) -> str:
@@ -144,7 +149,7 @@ def generate(state: FusionState, runtime: Runtime[RunContext]) -> dict:
 
 def new_question(state: FusionState, question: str) -> dict:
     """A reviewer's edit: the old rewrites and rankings were for the old question."""
-    return {"queries": [], "rankings": []}
+    return question_defaults(FusionState)
 
 
 def build() -> StateGraph:
@@ -186,5 +191,5 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     supports_review=True,
-    reset={"queries": [], "rankings": []},
+    state=FusionState,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import StateGraph
@@ -19,7 +19,6 @@ from langgraph.runtime import Runtime
 
 from core.patterns import Pattern
 from core.patterns.react_loop import (
-    LOOP_RESET,
     REASONS,
     RESULT_FIELDS,
     LoopState,
@@ -29,6 +28,7 @@ from core.patterns.react_loop import (
     react_graph,
     tools_of,
 )
+from core.patterns.state import per_turn
 from core.patterns.tool_review import make_review_tool_calls
 from core.patterns.tools import (
     AgentTool,
@@ -49,8 +49,10 @@ RECENT_OBSERVATIONS = 2  # shown whole; older ones are shortened to keep a small
 
 
 class ReactState(LoopState, total=False):
-    steps: list[dict]  # scratchpad: {thought, action, input, observation} or {raw, error}
-    pending_thought: str
+    """The text-protocol agent's scratchpad, on top of the shared loop's fields."""
+
+    steps: Annotated[list[dict], per_turn([], "scratchpad: {thought, action, input, observation} or {raw, error}")]
+    pending_thought: Annotated[str, per_turn("", "the thought of the step whose tool call waits to run")]
 
 
 # ---------------------------------------------------------------- the text protocol
@@ -210,7 +212,7 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"best_answer", "finish"}),
-    reset={"steps": [], "pending_thought": "", **LOOP_RESET},
+    state=ReactState,
     supports_review=True,
     result_fields=RESULT_FIELDS,
 )

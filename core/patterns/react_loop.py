@@ -6,7 +6,7 @@ between ``react`` and ``react_native``; this module holds the rest, and declares
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.documents import Document
 from langgraph.graph import END, StateGraph
@@ -23,6 +23,7 @@ from core.patterns.common import (
     run_sources,
     say,
 )
+from core.patterns.state import per_turn
 from core.patterns.tools import (
     AgentTool,
     ToolRun,
@@ -44,18 +45,18 @@ RESULT_FIELDS = ("iterations", "parse_errors")  # the evaluation's step parse ra
 
 
 class LoopState(BaseState, total=False):
-    pending: list[dict]  # the tool call(s) waiting to run
-    iterations: int  # model replies so far
-    parse_errors: int  # replies that were not a well-formed step (always 0 with native tool calls)
-    final_answer: str
-    made: list[str]  # every tool call run this turn, as "name(query)": a repeat is not run again
-    repeat_noted: bool  # the agent has been told once that it repeated a call
-    repeated: str  # the call(s) of a step that only repeated earlier calls after that note: the loop stops there
+    """The fields of the loop both ReAct flavours share; each flavour adds its own scratchpad."""
 
-
-# the per-turn reset of the loop's fields; each flavour adds its own scratchpad
-LOOP_RESET = {"pending": [], "iterations": 0, "parse_errors": 0, "final_answer": "", "made": [], "repeat_noted": False,
-              "repeated": ""}
+    pending: Annotated[list[dict], per_turn([], "the tool call(s) waiting to run")]
+    iterations: Annotated[int, per_turn(0, "model replies so far")]
+    parse_errors: Annotated[int, per_turn(0, "replies that were not a well-formed step (always 0 with native tool "
+                                             "calls)")]
+    final_answer: Annotated[str, per_turn("", "the agent's final answer, once it gave one")]
+    made: Annotated[list[str], per_turn([], "every tool call run this turn, as 'name(query)': a repeat is not run "
+                                            "again")]
+    repeat_noted: Annotated[bool, per_turn(False, "the agent has been told once that it repeated a call")]
+    repeated: Annotated[str, per_turn("", "the call(s) of a step that only repeated earlier calls after that note: "
+                                          "the loop stops there")]
 
 
 REPEAT_NOTE = ("You already made this exact call in this turn, and its result above will not change. "

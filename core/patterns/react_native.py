@@ -7,7 +7,7 @@ continues) or is the final answer. ``max_iterations`` bounds the model replies.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import StateGraph
@@ -15,7 +15,6 @@ from langgraph.runtime import Runtime
 
 from core.patterns import Pattern
 from core.patterns.react_loop import (
-    LOOP_RESET,
     REASONS,
     RESULT_FIELDS,
     LoopState,
@@ -24,6 +23,7 @@ from core.patterns.react_loop import (
     react_graph,
     tools_of,
 )
+from core.patterns.state import per_turn
 from core.patterns.tool_review import make_review_tool_calls
 from core.patterns.tools import (
     action_event,
@@ -40,7 +40,10 @@ from core.runtime.context import RunContext
 
 
 class ReactNativeState(LoopState, total=False):
-    agent_messages: list[AnyMessage]  # this turn's tool-calling exchange (the conversation stays in messages)
+    """The tool-calling agent's exchange, on top of the shared loop's fields."""
+
+    agent_messages: Annotated[list[AnyMessage], per_turn([], "this turn's tool-calling exchange (the conversation "
+                                                             "stays in messages)")]
 
 
 def agent(state: ReactNativeState, runtime: Runtime[RunContext]) -> dict:
@@ -110,7 +113,7 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "best_answer", "finish"}),
-    reset={"agent_messages": [], **LOOP_RESET},
+    state=ReactNativeState,
     supports_review=True,
     result_fields=RESULT_FIELDS,
 )

@@ -37,6 +37,7 @@ from core.patterns.common import (
     search_collections,
     search_web,
 )
+from core.patterns.state import per_question, per_turn, question_defaults
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
 from core.runtime.trace import Reason, add_or_reset, doc_ref, event, stop
@@ -53,17 +54,22 @@ MAX_FANOUT = 4  # sources searched in parallel per round (collections and web): 
 
 
 class SelfRagState(BaseState, total=False):
-    retrieval: str  # "yes" / "no": does this question need documents at all
-    query: str  # what is searched; rewrites change it, the question stays
-    search_sources: list[str]
-    search_results: Annotated[list[Document], add_or_reset]
-    relevance_retries: int
-    generations: int
-    grounded: str  # the hallucination grader's verdict, its fallback ("no") included: what the routers read
-    grounding: str  # "yes" / "no" for the answer the run returns, "" when unchecked or the grader failed
-    usefulness: int
-    feedback: str  # why the last answer was rejected, for the next generation
-    best: dict  # the best grounded answer so far: {answer, score, documents}
+    """Self-RAG's fields; those of the question being answered start over when a reviewer edits it."""
+
+    retrieval: Annotated[str, per_turn("", "'yes' / 'no': does this question need documents at all")]
+    query: Annotated[str, per_question("", "what is searched; rewrites change it, the question stays")]
+    search_sources: Annotated[list[str], per_turn([], "the sources the router chose to search this round")]
+    search_results: Annotated[list[Document], per_question(None, "what this round's searches found, before grading"),
+                              add_or_reset]
+    relevance_retries: Annotated[int, per_question(0, "query rewrites spent (of max_rewrites)")]
+    generations: Annotated[int, per_question(0, "answers written (1 + the regenerations spent of max_generations)")]
+    grounded: Annotated[str, per_question("", "the hallucination grader's verdict, its fallback ('no') included: "
+                                              "what the routers read")]
+    grounding: Annotated[str, per_question("", "'yes' / 'no' for the answer the run returns, '' when unchecked or "
+                                               "the grader failed")]
+    usefulness: Annotated[int, per_question(0, "the usefulness grader's score of the last answer (1-5)")]
+    feedback: Annotated[str, per_question("", "why the last answer was rejected, for the next generation")]
+    best: Annotated[dict, per_question({}, "the best grounded answer so far: {answer, score, documents}")]
 
 
 # ---------------------------------------------------------------- the search subgraph
@@ -284,8 +290,7 @@ def finish(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
 
 def new_question(state: SelfRagState, question: str) -> dict:
     """An edited question starts over: searched as written, budgets and the best answer so far cleared."""
-    return {"query": question, "search_results": None, "relevance_retries": 0, "generations": 0,
-            "grounded": "", "grounding": "", "usefulness": 0, "feedback": "", "best": {}}
+    return {**question_defaults(SelfRagState), "query": question}
 
 
 def build() -> StateGraph:
@@ -345,6 +350,5 @@ PATTERN = Pattern(
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
     supports_review=True,
-    reset={"retrieval": "", "query": "", "search_sources": [], "search_results": None, "relevance_retries": 0, "generations": 0,
-           "grounded": "", "grounding": "", "usefulness": 0, "feedback": "", "best": {}},
+    state=SelfRagState,
 )

@@ -169,7 +169,7 @@ def _graph_input(pattern, question: str | None, options: dict, resume: Any, cont
     if continue_from is not None:  # a fork: the thread's newest checkpoint already holds the changed state
         return None
     chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
-    graph_input = turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review")))
+    graph_input = turn_input(pattern.state, question, chosen, review=bool(options.get("review")))
     graph_input["messages"] = [HumanMessage(question, id=turn_message_id(run_id))]  # how a turn finds its run
     return graph_input
 
