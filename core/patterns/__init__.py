@@ -29,6 +29,8 @@ _found: list[bool] = []
 
 @dataclass(frozen=True)
 class Pattern:
+    """A pattern's declaration: its graph, its bound, and everything the app reads about it."""
+
     id: str
     title: str
     description: str  # two short lines for the home page
@@ -63,14 +65,16 @@ class Pattern:
 
     @property
     def reason_ids(self) -> frozenset:
+        """The ids of the termination reasons the pattern declares."""
         return frozenset(r.id for r in self.termination_reasons)
 
     @property
     def variants(self) -> tuple:
+        """The pattern's variants, the default first."""
         return tuple(self.variant_entries)
 
     def recursion_limit(self, settings: Settings) -> int:
-        # every LLM call happens in its own super-step at most, plus routing and bookkeeping steps
+        """The run's recursion limit: every LLM call in its own super-step at most, plus routing and bookkeeping."""
         return 3 * self.max_llm_calls(settings) + 20
 
 
@@ -91,10 +95,12 @@ def _registry() -> dict[str, str]:
 
 
 def pattern_ids() -> list[str]:
+    """Every registered pattern's id, in the order the app lists them."""
     return list(_registry())
 
 
 def get_pattern(pattern_id: str) -> Pattern:
+    """The registered pattern ``pattern_id`` (KeyError naming the known ones otherwise)."""
     modules = _registry()
     if pattern_id not in modules:
         raise KeyError(f"unknown pattern {pattern_id!r}; choose one of {', '.join(modules)}")
@@ -102,6 +108,7 @@ def get_pattern(pattern_id: str) -> Pattern:
 
 
 def all_patterns() -> list[Pattern]:
+    """Every registered pattern, in the order the app lists them."""
     return [get_pattern(pid) for pid in _registry()]
 
 

@@ -62,10 +62,13 @@ class AdaptiveState(BaseState, total=False):
 
 
 class SubQuestion(BaseState, total=False):
+    """What one fanned-out sub-question's branch reads: the part to answer and the run's sources."""
+
     sub_question: str
 
 
 def choose_variant(state: AdaptiveState) -> Literal["route_question", "classify_complexity"]:
+    """Router: the variant's first step (domain routing, or the complexity classifier)."""
     return "classify_complexity" if state.get("variant") == "complexity" else "route_question"
 
 
@@ -73,6 +76,7 @@ def choose_variant(state: AdaptiveState) -> Literal["route_question", "classify_
 
 
 def route_question(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: route the question to one of the run's sources, the web or a direct answer."""
     ctx = runtime.context
     question = state["standalone_question"]
     sources = run_sources(ctx, state)
@@ -100,26 +104,31 @@ def route_question(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
 
 
 def pick_route(state: AdaptiveState) -> Literal["search_collection", "search_web", "direct_answer"]:
+    """Router: the node the chosen route runs."""
     return {"web": "search_web", "direct": "direct_answer"}.get(state["route"], "search_collection")
 
 
 def search_collection(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the top-k chunks of the collection the question was routed to."""
     docs, events = search_collections(runtime.context, "search_collection", [state["route"]], state["standalone_question"])
     return {"documents": docs, "trace": events, "searched": [state["route"]]}
 
 
 def search_web(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: web search for the question (unavailable without a key: the answer says so)."""
     docs, ev, status = web_documents(runtime.context, "search_web", state["standalone_question"])
     return {"documents": docs, "web_status": status, "trace": [ev], "searched": ["web"]}
 
 
 def direct_answer(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: answer from the conversation, without retrieval."""
     answer = answer_directly(runtime.context, state["messages"])
     why = "router chose a direct answer" if state.get("route") == "direct" else "direct answer"
     return {**final(answer), **stop("direct_answer", "direct_answer", why)}
 
 
 def generate(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the answer from the documents found, or why there is none."""
     docs = state.get("documents", [])
     question = state["standalone_question"]
     if not docs and state.get("route") == "web":
@@ -140,6 +149,7 @@ def generate(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
 
 
 def classify_complexity(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: judge the question simple, compare or analyse (complexity variant)."""
     outcome = graders.classify_complexity(runtime.context.grader, state["standalone_question"])
     level = outcome.value.complexity
     kind = "error" if outcome.fallback else "route"
@@ -150,10 +160,12 @@ def classify_complexity(state: AdaptiveState, runtime: Runtime[RunContext]) -> d
 
 
 def pick_complexity(state: AdaptiveState) -> Literal["retrieve", "decompose"]:
+    """Router: one retrieval for a simple question, else decompose it."""
     return "retrieve" if state.get("complexity", "simple") == "simple" else "decompose"
 
 
 def retrieve(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the top-k chunks over every source of the run."""
     ctx = runtime.context
     ids = [src.id for src in run_sources(ctx, state)]
     docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
@@ -161,6 +173,7 @@ def retrieve(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
 
 
 def decompose(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: split the question into at most MAX_SUB_QUESTIONS sub-questions."""
     outcome = graders.decompose(runtime.context.grader, state["standalone_question"], MAX_SUB_QUESTIONS)
     parts = outcome.value.questions
     ev = event("decompose", "error" if outcome.fallback else "rewrite", grader="decomposer",
@@ -169,11 +182,13 @@ def decompose(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
 
 
 def fan_out(state: AdaptiveState, runtime: Runtime[RunContext]) -> list[Send]:
+    """Edge: one ``answer_sub_question`` branch per sub-question, over the run's sources."""
     ids = [src.id for src in run_sources(runtime.context, state)]
     return [Send("answer_sub_question", {"sub_question": q, "source_ids": ids}) for q in state["sub_questions"]]
 
 
 def answer_sub_question(state: SubQuestion, runtime: Runtime[RunContext]) -> dict:
+    """Node: retrieve for one sub-question and answer it from what was found."""
     ctx = runtime.context
     question = state["sub_question"]
     docs, events = search_collections(ctx, "answer_sub_question", state["source_ids"], question)
@@ -183,6 +198,7 @@ def answer_sub_question(state: SubQuestion, runtime: Runtime[RunContext]) -> dic
 
 
 def synthesise(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: one answer from the sub-answers, their citations renumbered into one list."""
     order = {q: i for i, q in enumerate(state["sub_questions"])}
     parts = sorted(state.get("sub_answers", []), key=lambda a: order.get(a["question"], 99))
     docs, blocks = [], []

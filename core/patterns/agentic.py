@@ -75,10 +75,12 @@ def tools_of(ctx: RunContext, state: AgenticState) -> list:
 
 
 def counters(ctx: RunContext, state: AgenticState) -> dict:
+    """The rewrite budget as the trace shows it: spent and allowed."""
     return {"rewrites": state.get("rewrites", 0), "max_rewrites": ctx.settings.max_rewrites}
 
 
 def agent(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the model answers directly or calls the retriever (a reply with neither searches with the question)."""
     ctx = runtime.context
     history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
     tools = tools_of(ctx, state)
@@ -101,14 +103,17 @@ def agent(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
 
 
 def route_after_agent(state: AgenticState) -> Literal["retrieve", "direct_answer"]:
+    """Router: run the agent's retriever calls, or take its direct answer."""
     return "retrieve" if state.get("tool_calls") else "direct_answer"
 
 
 def direct_answer(state: AgenticState) -> dict:
+    """Node: the agent's answer without retrieval is the turn's answer."""
     return {**final(state["draft"]), **stop("direct_answer", "direct_answer", "the agent answered without retrieval")}
 
 
 def retrieve(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: run the pending retriever calls; their chunks are graded next and their labels may be cited."""
     ctx = runtime.context
     round_ = state.get("rewrites", 0) + 1
     found: list[Document] = []
@@ -125,6 +130,7 @@ def retrieve(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
 
 
 def grade_documents(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: grade each retrieved chunk's relevance; the relevant ones are what the answer may use."""
     ctx = runtime.context
     docs = state.get("retrieved", [])
     outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency,
@@ -144,10 +150,12 @@ def grade_documents(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
 
 def route_after_grading(state: AgenticState, runtime: Runtime[RunContext]
                         ) -> Literal["review_documents", "generate", "rewrite_question", "fallback"]:
+    """Router: review or answer when a chunk passed, else rewrite while the budget lasts, else give up."""
     return after_grading(state, state.get("rewrites", 0) < runtime.context.settings.max_rewrites, "fallback")
 
 
 def rewrite_question(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: rewrite the search query after failed grading, and call the retriever with it."""
     ctx = runtime.context
     base = state["standalone_question"] if not state.get("rewrites") else state.get("query") or state["standalone_question"]
     rewrites = state.get("rewrites", 0) + 1
@@ -158,12 +166,14 @@ def rewrite_question(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
 
 
 def generate(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the draft answer from the graded chunks, citing ``[Source: label]``."""
     system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))
     reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
     return {"draft": str(reply.content).strip()}
 
 
 def verify_citations(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: remove the draft's citations of labels the tool never returned; the result is the answer."""
     answer, verified, removed = check_citations(state.get("draft", ""), state.get("labels", []))
     ev = event("verify_citations", "verdict", grader="citations", target="answer",
                verdict=f"{len(verified)} verified, {len(removed)} removed",
@@ -177,6 +187,7 @@ def verify_citations(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
 
 
 def fallback(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: no chunk passed grading within the budget: say so rather than answer from failed context."""
     ctx = runtime.context
     question = state["standalone_question"]
     answer = say(question, "색인된 문서에서 이 질문에 답할 근거를 찾지 못했습니다. "

@@ -132,6 +132,7 @@ def answer_from_documents(ctx: RunContext, question: str, docs: list[Document], 
 
 
 def answer_directly(ctx: RunContext, messages: list[AnyMessage]) -> str:
+    """An answer from the recent conversation alone (no documents), in the question's language."""
     recent = list(messages[-8:])
     if recent and recent[-1].type == "human":  # name the language to answer in, as for document answers
         recent[-1] = HumanMessage(prompts.answer_request(str(recent[-1].content)))

@@ -54,6 +54,7 @@ class CragState(BaseState, total=False):
 
 
 def retrieve(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the top-k chunks over every source of the run."""
     ctx = runtime.context
     ids = [src.id for src in run_sources(ctx, state)]
     docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
@@ -61,6 +62,7 @@ def retrieve(state: CragState, runtime: Runtime[RunContext]) -> dict:
 
 
 def grade_documents(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: grade each chunk correct / ambiguous / incorrect; the verdict over all of them routes."""
     ctx = runtime.context
     docs = state.get("documents", [])
     outcomes = graders.crag_grade(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency,
@@ -82,10 +84,12 @@ def grade_documents(state: CragState, runtime: Runtime[RunContext]) -> dict:
 
 
 def route_after_grading(state: CragState) -> Literal["refine_knowledge", "rewrite_for_web"]:
+    """Router: refine what was found, or (all incorrect) go to the web."""
     return "rewrite_for_web" if state["verdict"] == "incorrect" else "refine_knowledge"
 
 
 def refine_knowledge(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: keep the relevant sentence strips of each kept document."""
     ctx = runtime.context
     question = state["standalone_question"]
     per_doc = [graders.split_strips(d.page_content)[:MAX_STRIPS_PER_DOC] for d in state["kept"]]
@@ -109,12 +113,14 @@ def refine_knowledge(state: CragState, runtime: Runtime[RunContext]) -> dict:
 
 
 def route_after_refining(state: CragState) -> Literal["review_documents", "generate", "rewrite_for_web"]:
+    """Router: answer (or review) from the strips when retrieval was correct, else add a web search."""
     if state["verdict"] == "correct" and state.get("strips"):
         return "review_documents" if state.get("review") else "generate"
     return "rewrite_for_web"  # ambiguous, or nothing survived refinement: supplement from the web
 
 
 def rewrite_for_web(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the question rewritten as a short web query."""
     outcome = graders.rewrite_question(runtime.context.grader, state["standalone_question"], for_web=True)
     why = {"incorrect": "all documents graded incorrect", "ambiguous": "retrieval ambiguous: adding a web supplement"}
     reason = why.get(state["verdict"], "no strip survived refinement")
@@ -124,6 +130,7 @@ def rewrite_for_web(state: CragState, runtime: Runtime[RunContext]) -> dict:
 
 
 def web_search(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: search the web with the rewritten query."""
     result = runtime.context.web(state["web_query"])
     return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason, "searched": ["web"],
             "trace": [event("web_search", "tool", grader="web_search", target=result.query, verdict=result.status,
@@ -131,6 +138,7 @@ def web_search(state: CragState, runtime: Runtime[RunContext]) -> dict:
 
 
 def generate(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the answer from the strips and web results, or why there is none."""
     question = state["standalone_question"]
     strips, web = state.get("strips", []), state.get("web_documents", [])
     docs = strips + web
@@ -160,6 +168,7 @@ def knowledge_of(state: CragState) -> list[Document]:
 
 
 def keep_knowledge(state: CragState, kept: list[Document]) -> dict:
+    """The strips and web results a reviewer kept."""
     return {"strips": [d for d in state.get("strips", []) if d in kept],
             "web_documents": [d for d in state.get("web_documents", []) if d in kept]}
 

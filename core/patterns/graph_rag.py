@@ -102,6 +102,7 @@ def graph_for(ctx: RunContext, state: GraphRagState):
 
 
 def link_entities(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the entities the question mentions, linked to nodes of the run's graphs."""
     ctx = runtime.context
     question = state["standalone_question"]
     system = P.GRAPH_ENTITIES_SYSTEM.format(most=eg.QUESTION_ENTITIES, name_chars=eg.NAME_CHARS)
@@ -119,12 +120,14 @@ def link_entities(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
 
 
 def route_after_linking(state: GraphRagState) -> Literal["collect_relations", "direct_answer", "not_found"]:
+    """Router: collect relations around linked entities; no mention at all answers directly."""
     if state.get("entities"):
         return "collect_relations"
     return "not_found" if state.get("mentions") else "direct_answer"
 
 
 def collect_relations(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the relations within HOPS hops of the linked entities (at most MAX_RELATIONS)."""
     graph = graph_for(runtime.context, state)
     relations = eg.neighbourhood(graph, [m["node"] for m in state["entities"]], HOPS, MAX_RELATIONS)
     ev = event("collect_relations", "tool", grader="graph", target=", ".join(m["name"] for m in state["entities"]),
@@ -134,12 +137,14 @@ def collect_relations(state: GraphRagState, runtime: Runtime[RunContext]) -> dic
 
 
 def route_after_relations(state: GraphRagState) -> Literal["review_documents", "generate", "not_found"]:
+    """Router: answer (or review) from the relations, or say nothing was found."""
     if not state.get("relations"):
         return "not_found"
     return "review_documents" if state.get("review") else "generate"
 
 
 def generate(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the answer from the relations, with a note when a graph was not fully built."""
     relations = state["relations"]
     system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
     reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
@@ -150,11 +155,13 @@ def generate(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
 
 
 def direct_answer(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the question names no entity: answer from the conversation."""
     return {**final(answer_directly(runtime.context, state["messages"])),
             **stop("direct_answer", "direct_answer", "the question names no entity: answered directly")}
 
 
 def not_found(state: GraphRagState) -> dict:
+    """Node: the graph has nothing about what the question asks: say so."""
     question = state["standalone_question"]
     answer = say(question, "지식 그래프에서 질문의 대상을 찾지 못해 답할 수 없습니다.",
                  "I cannot answer: the knowledge graph has nothing about what the question asks.")
@@ -171,6 +178,7 @@ def relations_as_documents(state: GraphRagState) -> list:
 
 
 def keep_relations(state: GraphRagState, kept: list) -> dict:
+    """The relations of the chunks a reviewer kept."""
     chunks = {d.metadata["chunk_id"] for d in kept}
     return {"relations": [r for r in state.get("relations", []) if (r["chunk_id"] or r["label"]) in chunks]}
 

@@ -47,6 +47,8 @@ _LABEL = re.compile(r"^\s*(?:\d+[.)]\s*|[-*•]\s*)?(?:(?:question|query|질문|
 
 
 class SearchQueries(BaseModel):
+    """The model's rewrites of the question (structured output)."""
+
     queries: list[bounded_text(QUERY_CHARS)] = Field(min_length=1, max_length=QUERY_REWRITES)
 
 
@@ -88,6 +90,7 @@ def clean_queries(question: str, written: list[str]) -> list[str]:
 
 
 def ranks_text(slots: list) -> str:
+    """A document's rank in each search, '-' where it was not found."""
     return ", ".join(str(r) if r else "-" for r in slots)
 
 

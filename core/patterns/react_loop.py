@@ -111,6 +111,7 @@ def make_tools_node(record_step):
 
 
 def counters(state: dict, settings) -> dict:
+    """The loop's budget as the trace shows it: steps, parse errors and tool calls."""
     return {"iterations": state.get("iterations", 0), "max_iterations": settings.max_iterations,
             "parse_errors": state.get("parse_errors", 0), "tool_calls": _tool_calls(state)}
 

@@ -76,17 +76,23 @@ class SelfRagState(BaseState, total=False):
 
 
 class SearchInput(TypedDict):
+    """What the search subgraph is given: the query and the sources to search."""
+
     query: str
     search_sources: list[str]
 
 
 class SearchState(SearchInput, total=False):
+    """The search subgraph's state: what its branches found, traced and searched (handed up)."""
+
     search_results: Annotated[list[Document], add_or_reset]
     trace: Annotated[list[dict], add_or_reset]
     searched: Annotated[list[str], add_or_reset]  # handed up to the main graph's field of the same name
 
 
 class SourceTask(TypedDict):
+    """One fanned-out search: the query and one source (a collection id, or 'web')."""
+
     query: str
     source: str
 
@@ -119,11 +125,13 @@ def build_search():
 
 
 def counters(ctx: RunContext, state: SelfRagState) -> dict:
+    """Both budgets as the trace shows them: rewrites and generations, spent and allowed."""
     return {"relevance_retries": state.get("relevance_retries", 0), "generations": state.get("generations", 0),
             "max_rewrites": ctx.settings.max_rewrites, "max_generations": ctx.settings.max_generations}
 
 
 def decide_retrieval(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: does the question need documents at all (the retrieval-need grader)."""
     ctx = runtime.context
     outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"], run_sources(ctx, state),
                                       ctx.thresholds)
@@ -136,15 +144,18 @@ def decide_retrieval(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
 
 
 def route_retrieval(state: SelfRagState) -> Literal["select_sources", "direct_answer"]:
+    """Router: search, or answer directly."""
     return "direct_answer" if state["retrieval"] == "no" else "select_sources"
 
 
 def direct_answer(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: answer from the conversation, without retrieval."""
     return {**final(answer_directly(runtime.context, state["messages"])),
             **stop("direct_answer", "direct_answer", "answered directly: no retrieval needed")}
 
 
 def select_sources(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the sources to search this round (a shortlist by description first when there are many)."""
     ctx = runtime.context
     sources, events = run_sources(ctx, state), []
     if len(sources) > MAX_OFFERED:
@@ -166,6 +177,7 @@ def select_sources(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
 
 
 def grade_documents(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: grade each search result's relevance; the relevant ones are what the answer may use."""
     ctx = runtime.context
     docs = state.get("search_results", [])
     outcomes = graders.grade_documents_for_answer(ctx.grader, state["standalone_question"], docs,
@@ -183,10 +195,12 @@ def grade_documents(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
 
 def route_after_grading(state: SelfRagState, runtime: Runtime[RunContext]
                         ) -> Literal["review_documents", "generate", "rewrite_question", "finish"]:
+    """Router: review or answer when a document passed, else rewrite while the budget lasts, else finish."""
     return after_grading(state, state.get("relevance_retries", 0) < runtime.context.settings.max_rewrites, "finish")
 
 
 def rewrite_question(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: rewrite the search query (no relevant documents, or an answer not useful enough)."""
     ctx = runtime.context
     retries = state.get("relevance_retries", 0) + 1
     why = ("no relevant documents" if not state.get("documents")
@@ -196,6 +210,7 @@ def rewrite_question(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
 
 
 def generate(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: an answer from the relevant documents (a regeneration is told why the last one failed)."""
     ctx = runtime.context
     docs = state["documents"]
     extra = P.REGENERATE_NOTE.format(reason=state["feedback"]) if state.get("feedback") else ""
@@ -210,6 +225,7 @@ def generate(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
 
 
 def grade_hallucination(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: is the answer grounded in the documents."""
     ctx = runtime.context
     outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"], state["standalone_question"],
                                      ctx.thresholds)
@@ -225,12 +241,14 @@ def grade_hallucination(state: SelfRagState, runtime: Runtime[RunContext]) -> di
 
 def route_after_hallucination(state: SelfRagState, runtime: Runtime[RunContext]
                               ) -> Literal["grade_usefulness", "generate", "finish"]:
+    """Router: grade usefulness when grounded, else regenerate while the budget lasts, else finish."""
     if state["grounded"] == "yes":
         return "grade_usefulness"
     return "generate" if state["generations"] <= runtime.context.settings.max_generations else "finish"
 
 
 def grade_usefulness(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: score the grounded answer's usefulness (1-5) and keep the best so far."""
     ctx = runtime.context
     outcome = graders.grade_usefulness(ctx.grader, state["standalone_question"], state["answer"], ctx.thresholds)
     score = outcome.value.score
@@ -251,6 +269,8 @@ def grade_usefulness(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
 
 def route_after_usefulness(state: SelfRagState, runtime: Runtime[RunContext]
                            ) -> Literal["accept", "generate", "rewrite_question", "finish"]:
+    """Router: accept at ACCEPT_USEFULNESS, regenerate a partly useful answer, rewrite a useless one; finish when the
+    budget is spent."""
     ctx = runtime.context
     score = state["usefulness"]
     if score >= ACCEPT_USEFULNESS:
@@ -261,6 +281,7 @@ def route_after_usefulness(state: SelfRagState, runtime: Runtime[RunContext]
 
 
 def accept(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the grounded, useful answer is the turn's answer."""
     return {**final(state["answer"], state["documents"]),
             **stop("accept", "accepted", f"answer accepted: grounded and useful ({state['usefulness']}/5)",
                    counters=counters(runtime.context, state))}
