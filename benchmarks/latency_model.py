@@ -97,4 +97,5 @@ HAPPY = {
     "Rewrite": {"question": "스테이크 가격"},
     "BatchExtraction": {"t": [{"c": 1, "s": "시그니처 스테이크", "r": "가격", "o": "₩35,000"}]},
     "QuestionEntities": {"entities": ["시그니처 스테이크"]},
+    "SearchQueries": {"queries": ["스테이크 가격", "시그니처 스테이크 메뉴 가격"]},
 }

@@ -16,7 +16,7 @@ MENU_QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
 POLICY_QUESTION = "일본의 디지털 정책에서 AI 관련 내용은 무엇인가요?"
 # (pattern, run options, question): every pattern on its shortest accepted path
 PATTERN_CASES = [
-    ("basic", {}, MENU_QUESTION), ("adaptive", {}, MENU_QUESTION),
+    ("basic", {}, MENU_QUESTION), ("rag_fusion", {}, MENU_QUESTION), ("adaptive", {}, MENU_QUESTION),
     ("adaptive", {"variant": "complexity"}, MENU_QUESTION), ("self_rag", {}, MENU_QUESTION),
     ("corrective", {}, MENU_QUESTION), ("agentic", {}, MENU_QUESTION), ("react", {}, POLICY_QUESTION),
     ("react_native", {}, POLICY_QUESTION), ("graph_rag", {"source_ids": ["restaurant_menu"], "graph_wait": True}, MENU_QUESTION),

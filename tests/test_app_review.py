@@ -108,7 +108,7 @@ def test_edit_the_question_retrieves_again_and_pauses_with_the_new_question(app_
 # ---------------------------------------------------------------- tool-call approval
 
 
-def _tool_demo_build(ctx):
+def _tool_demo_build():
     """One node that proposes a tool call, waits for approval, and reports what it would run."""
 
     def agent(state: BaseState) -> dict:

@@ -69,13 +69,14 @@ def test_every_pattern_reaches_its_answer_on_the_measuring_model(sample_data_dir
     data = tmp_path / "data"
     shutil.copytree(sample_data_dir, data)  # the graph rows delete and rebuild a graph: not in the shared data
     rows = bench.bench_patterns(load_settings(data_dir=str(data)), latency=0.01)
-    assert [r["pattern"] for r in rows] == ["basic", "adaptive", "adaptive (complexity)", "self_rag", "corrective",
-                                            "agentic", "react", "react_native",
+    assert [r["pattern"] for r in rows] == ["basic", "rag_fusion", "adaptive", "adaptive (complexity)", "self_rag",
+                                            "corrective", "agentic", "react", "react_native",
                                             "graph_rag (first run: builds the graph)", "graph_rag"]
     terminations = {r["pattern"]: r["termination"] for r in rows}
     assert terminations["self_rag"] == "accepted"
     assert {t for p, t in terminations.items() if p != "self_rag"} == {"answered"}
     calls = {r["pattern"]: r["critical_calls"] for r in rows}
     assert calls["agentic"] == 3 and calls["react"] == calls["react_native"] == calls["graph_rag"] == 2
+    assert calls["rag_fusion"] == 2  # the query writer, then the answer (the four searches call no model)
     assert calls["graph_rag (first run: builds the graph)"] > calls["graph_rag"]  # extraction ran only the first time
 

@@ -1,15 +1,17 @@
 """Runs share one compiled graph per pattern and database; each run's nodes still read its own context."""
 
-import pytest
+import inspect
+
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from scripted import ScriptedChatModel
 
 import core.patterns
 from core.knowledge.web_search import WebResult
-from core.patterns import Pattern, get_pattern, run_graph
+from core.patterns import Pattern, all_patterns, get_pattern, run_graph
 from core.patterns.common import BaseState, final, stop
 from core.run.runner import run, stream_run
-from core.runtime.context import OutsideRunError, make_context
+from core.runtime.context import RunContext, make_context
 from core.store.checkpoint import get_checkpointer
 
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
@@ -35,7 +37,7 @@ def test_the_second_run_reuses_the_compiled_graph(sample_settings, monkeypatch):
     assert compiled == before and before in ([], ["basic"])
     saver = get_checkpointer(sample_settings)
     pattern = get_pattern("basic")
-    assert run_graph(pattern, _ctx(sample_settings), saver) is run_graph(pattern, _ctx(sample_settings), saver)
+    assert run_graph(pattern, saver) is run_graph(pattern, saver)
 
 
 def test_two_runs_through_one_graph_each_see_their_own_settings_and_models(sample_settings):
@@ -69,26 +71,30 @@ def test_an_agent_stops_at_its_own_runs_step_limit(sample_settings):
     assert [s["counters"]["max_iterations"] for s in stops] == [1, 2, 1]
 
 
-def _reads_settings_while_built(ctx):
-    limit = ctx.settings.max_iterations  # a graph shape that would depend on one run
+def _answers_with_its_runs_limit(state: BaseState, runtime: Runtime[RunContext]) -> dict:
+    return {**final(f"{runtime.context.settings.max_iterations}"), **stop("answer", "answered", "done")}
 
-    def answer(state: BaseState) -> dict:
-        return {**final(f"{limit}"), **stop("answer", "answered", "done")}
 
-    builder = StateGraph(BaseState)
-    builder.add_node(answer)
+def _one_node_graph():
+    builder = StateGraph(BaseState, context_schema=RunContext)
+    builder.add_node("answer", _answers_with_its_runs_limit)
     builder.add_edge(START, "answer")
     builder.add_edge("answer", END)
     return builder
 
 
-def test_a_graph_that_reads_a_run_while_built_is_not_shared(sample_settings):
-    shared = Pattern(id="reads_settings", title="t", description="d", build=_reads_settings_while_built,
-                     max_llm_calls=lambda s, sources=None: 0)
-    with pytest.raises(OutsideRunError, match="'settings' was read outside a run"):
-        run_graph(shared, _ctx(sample_settings), None)
-    own = Pattern(id="reads_settings", title="t", description="d", build=_reads_settings_while_built,
-                  max_llm_calls=lambda s, sources=None: 0, shared_graph=False)
-    first = run_graph(own, _ctx(sample_settings.with_(max_iterations=2)), None)
-    assert first is not run_graph(own, _ctx(sample_settings), None)
-    assert first.invoke({"question": "q"})["answer"] == "2"
+def test_a_node_reads_the_run_that_executes_it_from_langgraphs_runtime(sample_settings):
+    pattern = Pattern(id="reads_settings", title="t", description="d", build=_one_node_graph,
+                      max_llm_calls=lambda s, sources=None: 0)
+    graph = run_graph(pattern, None)
+    assert graph is run_graph(pattern, None)
+    answers = [graph.invoke({"question": "q"}, context=_ctx(sample_settings.with_(max_iterations=n)))["answer"]
+               for n in (2, 3)]
+    assert answers == ["2", "3"]
+
+
+def test_every_pattern_is_built_without_a_run():
+    """No run's context exists while a graph is built: nodes read it from LangGraph's runtime as they run."""
+    for pattern in all_patterns():
+        assert not inspect.signature(pattern.build).parameters, pattern.id
+        assert pattern.build().context_schema is RunContext, pattern.id

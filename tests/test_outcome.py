@@ -102,10 +102,9 @@ def test_trace_targets_and_budgets_read_as_words():
 
 def test_the_adaptive_diagram_keeps_one_variant_and_review_only_when_asked(settings):
     from core.patterns import get_pattern
-    from core.runtime.context import make_context
     from core.studio.diagram import pattern_mermaid
 
-    full = pattern_mermaid(get_pattern("adaptive"), make_context(settings))
+    full = pattern_mermaid(get_pattern("adaptive"))
     assert "classify_complexity" in full and "route_question" in full and "review_documents" in full
     domain = focused(full, "adaptive", run_variant("adaptive", ["contextualize", "route_question"]))
     assert "route_question" in domain and not re.search(r"classify_complexity|decompose|synthesise|review_documents", domain)
@@ -113,7 +112,7 @@ def test_the_adaptive_diagram_keeps_one_variant_and_review_only_when_asked(setti
     assert "review_documents -.-> classify_complexity" in complexity  # an edited question is classified again
     assert "search_menu" not in complexity
     assert "route_question" not in complexity
-    basic = pattern_mermaid(get_pattern("basic"), make_context(settings))
+    basic = pattern_mermaid(get_pattern("basic"))
     assert focused(basic, "basic", review=True) == basic  # no variants: only the review pause can be hidden
     assert "review_documents" in basic and "review_documents" not in focused(basic, "basic")
     assert "retrieve -.-> review_documents" in basic and "review_documents -.-> retrieve" in basic  # an edit searches again

@@ -83,7 +83,7 @@ def test_a_pattern_declares_exactly_the_reasons_its_nodes_stop_with(pattern_id):
 
 def test_the_review_pause_makes_a_pattern_declare_user_rejected():
     assert reachable_reasons("common", "make_review_documents") == {"user_rejected"}
-    assert reachable_reasons("react_loop", "make_finish") == {"answered", "direct_answer", "error"}
+    assert reachable_reasons("react_loop", "finish") == {"answered", "direct_answer", "error"}
 
 
 def test_every_declared_reason_reads_in_both_languages_and_maps_to_a_badge():

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from langgraph.graph import StateGraph
 
 from core.config import Settings
-from core.runtime.context import CURRENT_RUN
+from core.patterns.common import BASE_OPTIONS, BaseState
+from core.patterns.state import declared, turn_defaults
 from core.runtime.trace import RUN_REASONS, Reason
 
 # id -> module under core.patterns, found on first use (a test may add its own)
@@ -28,16 +29,19 @@ _found: list[bool] = []
 
 @dataclass(frozen=True)
 class Pattern:
+    """A pattern's declaration: its graph, its bound, and everything the app reads about it."""
+
     id: str
     title: str
     description: str  # two short lines for the home page
-    build: Callable  # (RunContext) -> StateGraph builder, not compiled
+    build: Callable[[], StateGraph]  # the graph's builder, not compiled; its nodes read the run from LangGraph's runtime
     max_llm_calls: Callable[..., int]  # (settings, sources=None) -> the documented bound for one run
     # (sources: how many the run has; None = the worst case the pattern allows)
     order: int = 100  # where the app lists it (home page, sidebar, Compare, Evaluation)
     description_ko: str = ""  # the same two lines in Korean
     answer_nodes: frozenset = frozenset({"generate"})  # nodes whose tokens stream into the chat bubble
-    reset: dict = field(default_factory=dict)  # per-turn state keys reset at the start of each run
+    # the graph's state (a TypedDict declaring each field with core.patterns.state): the turn input and reset
+    state: type = BaseState
     supports_review: bool = False
     # variant -> the first node only that variant runs; the first variant is the default (the "variant" option)
     variant_entries: dict = field(default_factory=dict)
@@ -48,25 +52,29 @@ class Pattern:
     field_values: dict = field(default_factory=dict)
     # every core.runtime.trace.Reason its nodes may stop() with, the shared review pause's included
     termination_reasons: tuple = ()
-    # (English template, Korean template) for the trace and stop messages only this pattern writes (ui.i18n_trace)
+    # (English template, Korean template) for the trace and stop messages only this pattern writes (ui/i18n/trace.py)
     texts_ko: tuple = ()
-    # its runs share one compiled graph (run_graph); False for a graph that needs one run's context to be built
-    shared_graph: bool = True
 
-    def __post_init__(self) -> None:
-        # every pattern works over the run's sources: the sidebar's choice arrives as this state key
-        object.__setattr__(self, "reset", {"source_ids": [], **self.reset})
+    @property
+    def reset(self) -> dict:
+        """The per-turn state a run's options may set, at its defaults: the pattern's own fields, and the base
+        fields every pattern takes as options (the run's sources: the sidebar's choice arrives as ``source_ids``)."""
+        base = declared(BaseState)
+        return {name: value for name, value in turn_defaults(self.state).items()
+                if name not in base or name in BASE_OPTIONS}
 
     @property
     def reason_ids(self) -> frozenset:
+        """The ids of the termination reasons the pattern declares."""
         return frozenset(r.id for r in self.termination_reasons)
 
     @property
     def variants(self) -> tuple:
+        """The pattern's variants, the default first."""
         return tuple(self.variant_entries)
 
     def recursion_limit(self, settings: Settings) -> int:
-        # every LLM call happens in its own super-step at most, plus routing and bookkeeping steps
+        """The run's recursion limit: every LLM call in its own super-step at most, plus routing and bookkeeping."""
         return 3 * self.max_llm_calls(settings) + 20
 
 
@@ -87,10 +95,12 @@ def _registry() -> dict[str, str]:
 
 
 def pattern_ids() -> list[str]:
+    """Every registered pattern's id, in the order the app lists them."""
     return list(_registry())
 
 
 def get_pattern(pattern_id: str) -> Pattern:
+    """The registered pattern ``pattern_id`` (KeyError naming the known ones otherwise)."""
     modules = _registry()
     if pattern_id not in modules:
         raise KeyError(f"unknown pattern {pattern_id!r}; choose one of {', '.join(modules)}")
@@ -98,6 +108,7 @@ def get_pattern(pattern_id: str) -> Pattern:
 
 
 def all_patterns() -> list[Pattern]:
+    """Every registered pattern, in the order the app lists them."""
     return [get_pattern(pid) for pid in _registry()]
 
 
@@ -117,10 +128,9 @@ def reason_outcome(reason_id: str) -> str:
     return reason.outcome if reason else ""
 
 
-def compile_pattern(pattern: Pattern, ctx, checkpointer=None):
-    """The pattern's graph compiled over ``ctx``: one run's RunContext (its nodes read that run's models and
-    settings, whatever context a stream passes), or ``CURRENT_RUN`` (they read the streaming run's)."""
-    builder: StateGraph = pattern.build(ctx)
+def compile_pattern(pattern: Pattern, checkpointer=None):
+    """The pattern's graph compiled (on ``checkpointer``); a run streams it with ``context=`` its RunContext."""
+    builder: StateGraph = pattern.build()
     return builder.compile(checkpointer=checkpointer, name=pattern.id)
 
 
@@ -129,24 +139,21 @@ _shared: OrderedDict = OrderedDict()  # (pattern id, build, checkpointer) ids ->
 _shared_lock = threading.Lock()
 
 
-def run_graph(pattern: Pattern, ctx, checkpointer=None):
-    """The compiled graph a run streams with ``context=ctx`` (its RunContext): compiled once per pattern and
+def run_graph(pattern: Pattern, checkpointer=None):
+    """The compiled graph a run streams with ``context=`` its RunContext: compiled once per pattern and
     checkpointer, then reused by every run.
 
-    It is built over ``CURRENT_RUN``, so it holds no run's settings, models or keys: each node reads the
-    context of the run that executes it, and a build that reads the context (a graph shape depending on one
-    run) fails instead of being shared. Nothing else shapes a graph: variants, review and sources are state,
-    routed at run time. A pattern declared ``shared_graph=False`` is compiled over ``ctx`` for each run.
+    It holds no run's settings, models or keys: each node takes ``runtime: Runtime[RunContext]`` and reads
+    the context of the run that executes it. Nothing else shapes a graph: variants, review and sources are
+    state, routed at run time.
     """
-    if not pattern.shared_graph:
-        return compile_pattern(pattern, ctx, checkpointer)
     key = (pattern.id, id(pattern.build), id(checkpointer))
     with _shared_lock:  # concurrent runs (Compare) compile a pattern once
         kept = _shared.get(key)
         if kept is not None and kept[0] is pattern.build and kept[1] is checkpointer:
             _shared.move_to_end(key)
             return kept[2]
-        graph = compile_pattern(pattern, CURRENT_RUN, checkpointer)
+        graph = compile_pattern(pattern, checkpointer)
         _shared[key] = (pattern.build, checkpointer, graph)  # held: their ids cannot be reused while kept
         while len(_shared) > SHARED_GRAPHS:
             _shared.popitem(last=False)

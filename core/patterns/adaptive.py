@@ -12,10 +12,10 @@ then one synthesis. Optional human review pauses before the answer is written.
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Annotated, Literal
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from core.knowledge.sources import MAX_OFFERED, closest
@@ -28,18 +28,18 @@ from core.patterns.common import (
     USER_REJECTED,
     WEB_UNAVAILABLE,
     BaseState,
-    add_nodes,
     after_retrieval,
     answer_directly,
     answer_from_documents,
     final,
-    make_contextualize,
+    graph_with_review,
     make_review_documents,
     run_sources,
     say,
     search_collections,
-    search_web,
 )
+from core.patterns.common import search_web as web_documents
+from core.patterns.state import per_question, per_turn, question_defaults
 from core.prompts import answer_request, escape_fences
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
@@ -49,26 +49,35 @@ MAX_SUB_QUESTIONS = 3
 
 
 class AdaptiveState(BaseState, total=False):
-    variant: str  # "domain" (default) or "complexity"
-    route: str  # a source id, "web" or "direct"
-    complexity: str
-    sub_questions: list[str]
-    sub_answers: Annotated[list[dict], add_or_reset]
-    web_status: str
+    """Adaptive RAG's fields; the route of the question being answered is forgotten when a reviewer edits it."""
+
+    variant: Annotated[str, per_turn("domain", "'domain' (route to a source, the web or a direct answer) or "
+                                               "'complexity' (retrieve once, or decompose)")]
+    route: Annotated[str, per_question("", "a source id, 'web' or 'direct': where the router sent the question")]
+    complexity: Annotated[str, per_question("", "the classifier's verdict: simple, compare or analyse")]
+    sub_questions: Annotated[list[str], per_turn([], "the decomposed question's parts (at most MAX_SUB_QUESTIONS)")]
+    sub_answers: Annotated[list[dict], per_turn(None, "each part's {question, answer, documents}, as they arrive"),
+                           add_or_reset]
+    web_status: Annotated[str, per_question("", "'ok', or why the web search gave nothing")]
 
 
 class SubQuestion(BaseState, total=False):
+    """What one fanned-out sub-question's branch reads: the part to answer and the run's sources."""
+
     sub_question: str
 
 
 def choose_variant(state: AdaptiveState) -> Literal["route_question", "classify_complexity"]:
+    """Router: the variant's first step (domain routing, or the complexity classifier)."""
     return "classify_complexity" if state.get("variant") == "complexity" else "route_question"
 
 
 # -- domain routing
 
 
-def route_question(ctx: RunContext, state: AdaptiveState) -> dict:
+def route_question(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: route the question to one of the run's sources, the web or a direct answer."""
+    ctx = runtime.context
     question = state["standalone_question"]
     sources = run_sources(ctx, state)
     events = []
@@ -95,26 +104,31 @@ def route_question(ctx: RunContext, state: AdaptiveState) -> dict:
 
 
 def pick_route(state: AdaptiveState) -> Literal["search_collection", "search_web", "direct_answer"]:
+    """Router: the node the chosen route runs."""
     return {"web": "search_web", "direct": "direct_answer"}.get(state["route"], "search_collection")
 
 
-def search_collection(ctx: RunContext, state: AdaptiveState) -> dict:
-    docs, events = search_collections(ctx, "search_collection", [state["route"]], state["standalone_question"])
+def search_collection(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the top-k chunks of the collection the question was routed to."""
+    docs, events = search_collections(runtime.context, "search_collection", [state["route"]], state["standalone_question"])
     return {"documents": docs, "trace": events, "searched": [state["route"]]}
 
 
-def search_web_node(ctx: RunContext, state: AdaptiveState) -> dict:
-    docs, ev, status = search_web(ctx, "search_web", state["standalone_question"])
+def search_web(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: web search for the question (unavailable without a key: the answer says so)."""
+    docs, ev, status = web_documents(runtime.context, "search_web", state["standalone_question"])
     return {"documents": docs, "web_status": status, "trace": [ev], "searched": ["web"]}
 
 
-def direct_answer(ctx: RunContext, state: AdaptiveState) -> dict:
-    answer = answer_directly(ctx, state["messages"])
+def direct_answer(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: answer from the conversation, without retrieval."""
+    answer = answer_directly(runtime.context, state["messages"])
     why = "router chose a direct answer" if state.get("route") == "direct" else "direct answer"
     return {**final(answer), **stop("direct_answer", "direct_answer", why)}
 
 
-def generate(ctx: RunContext, state: AdaptiveState) -> dict:
+def generate(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the answer from the documents found, or why there is none."""
     docs = state.get("documents", [])
     question = state["standalone_question"]
     if not docs and state.get("route") == "web":
@@ -127,15 +141,16 @@ def generate(ctx: RunContext, state: AdaptiveState) -> dict:
         answer = say(question, "관련 문서를 찾지 못해 답할 수 없습니다.",
                      "I found no documents to answer from.")
         return {**final(answer), **stop("generate", "no_relevant_documents", "no documents were retrieved")}
-    answer = answer_from_documents(ctx, question, docs, P.WEB_NOTE if state.get("route") == "web" else "")
+    answer = answer_from_documents(runtime.context, question, docs, P.WEB_NOTE if state.get("route") == "web" else "")
     return {**final(answer, docs), **stop("generate", "answered", f"answered from {len(docs)} document(s)")}
 
 
 # -- complexity routing
 
 
-def classify_complexity(ctx: RunContext, state: AdaptiveState) -> dict:
-    outcome = graders.classify_complexity(ctx.grader, state["standalone_question"])
+def classify_complexity(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: judge the question simple, compare or analyse (complexity variant)."""
+    outcome = graders.classify_complexity(runtime.context.grader, state["standalone_question"])
     level = outcome.value.complexity
     kind = "error" if outcome.fallback else "route"
     reason = (f"classifier output unusable ({outcome.error}); treating as simple" if outcome.fallback
@@ -145,29 +160,36 @@ def classify_complexity(ctx: RunContext, state: AdaptiveState) -> dict:
 
 
 def pick_complexity(state: AdaptiveState) -> Literal["retrieve", "decompose"]:
+    """Router: one retrieval for a simple question, else decompose it."""
     return "retrieve" if state.get("complexity", "simple") == "simple" else "decompose"
 
 
-def retrieve(ctx: RunContext, state: AdaptiveState) -> dict:
+def retrieve(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the top-k chunks over every source of the run."""
+    ctx = runtime.context
     ids = [src.id for src in run_sources(ctx, state)]
     docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
     return {"documents": docs, "trace": events, "searched": ids}
 
 
-def decompose(ctx: RunContext, state: AdaptiveState) -> dict:
-    outcome = graders.decompose(ctx.grader, state["standalone_question"], MAX_SUB_QUESTIONS)
+def decompose(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: split the question into at most MAX_SUB_QUESTIONS sub-questions."""
+    outcome = graders.decompose(runtime.context.grader, state["standalone_question"], MAX_SUB_QUESTIONS)
     parts = outcome.value.questions
     ev = event("decompose", "error" if outcome.fallback else "rewrite", grader="decomposer",
                verdict=f"{len(parts)} sub-question(s)", reason=" | ".join(parts))
     return {"sub_questions": parts, "sub_answers": [], "trace": [ev]}
 
 
-def fan_out(ctx: RunContext, state: AdaptiveState) -> list[Send]:
-    ids = [src.id for src in run_sources(ctx, state)]
+def fan_out(state: AdaptiveState, runtime: Runtime[RunContext]) -> list[Send]:
+    """Edge: one ``answer_sub_question`` branch per sub-question, over the run's sources."""
+    ids = [src.id for src in run_sources(runtime.context, state)]
     return [Send("answer_sub_question", {"sub_question": q, "source_ids": ids}) for q in state["sub_questions"]]
 
 
-def answer_sub_question(ctx: RunContext, state: SubQuestion) -> dict:
+def answer_sub_question(state: SubQuestion, runtime: Runtime[RunContext]) -> dict:
+    """Node: retrieve for one sub-question and answer it from what was found."""
+    ctx = runtime.context
     question = state["sub_question"]
     docs, events = search_collections(ctx, "answer_sub_question", state["source_ids"], question)
     answer = answer_from_documents(ctx, question, docs)
@@ -175,7 +197,8 @@ def answer_sub_question(ctx: RunContext, state: SubQuestion) -> dict:
             "searched": state["source_ids"]}
 
 
-def synthesise(ctx: RunContext, state: AdaptiveState) -> dict:
+def synthesise(state: AdaptiveState, runtime: Runtime[RunContext]) -> dict:
+    """Node: one answer from the sub-answers, their citations renumbered into one list."""
     order = {q: i for i, q in enumerate(state["sub_questions"])}
     parts = sorted(state.get("sub_answers", []), key=lambda a: order.get(a["question"], 99))
     docs, blocks = [], []
@@ -187,7 +210,7 @@ def synthesise(ctx: RunContext, state: AdaptiveState) -> dict:
         docs.extend(part["documents"])
         blocks.append(escape_fences(f"Q: {part['question']}\nA: {text}"))
     system = P.SYNTHESISE_SYSTEM.format(sub_answers="\n\n".join(blocks))
-    reply = ctx.llm.invoke([("system", system), ("human", answer_request(state["standalone_question"]))])
+    reply = runtime.context.llm.invoke([("system", system), ("human", answer_request(state["standalone_question"]))])
     answer = str(reply.content).strip()
     return {**final(answer, docs),
             **stop("synthesise", "answered", f"synthesised from {len(parts)} sub-answer(s)")}
@@ -199,19 +222,17 @@ def route_again(state: AdaptiveState) -> str:
 
 
 def forget_route(state: AdaptiveState, question: str) -> dict:
-    return {"route": "", "complexity": "", "web_status": ""}
+    """An edited question is routed afresh: the old route, complexity and web status go."""
+    return question_defaults(AdaptiveState)
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = StateGraph(AdaptiveState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    add_nodes(builder, ctx, route_question, search_collection, direct_answer, generate,
-              classify_complexity, retrieve, decompose, answer_sub_question, synthesise)
-    builder.add_node("search_web", partial(search_web_node, ctx))
-    builder.add_node("review_documents", make_review_documents(route_again, on_edit=forget_route),
-                     destinations=("generate", "route_question", "classify_complexity", END))
-
-    builder.add_edge(START, "contextualize")
+def build() -> StateGraph:
+    """Contextualize, then the variant's first step: route to a source, the web or a direct answer; or classify
+    the question's complexity and retrieve once or decompose it."""
+    review = make_review_documents(route_again, on_edit=forget_route)
+    builder = graph_with_review(AdaptiveState, (route_question, search_collection, search_web, direct_answer, generate,
+                                                classify_complexity, retrieve, decompose, answer_sub_question, synthesise),
+                                None, review, ("generate", "route_question", "classify_complexity", END))
     builder.add_conditional_edges("contextualize", choose_variant)
     builder.add_conditional_edges("route_question", pick_route)
     for node in ("search_collection", "search_web", "retrieve"):
@@ -219,7 +240,7 @@ def build(ctx: RunContext) -> StateGraph:
     builder.add_edge("direct_answer", END)
     builder.add_edge("generate", END)
     builder.add_conditional_edges("classify_complexity", pick_complexity)
-    builder.add_conditional_edges("decompose", partial(fan_out, ctx), ["answer_sub_question"])
+    builder.add_conditional_edges("decompose", fan_out, ["answer_sub_question"])
     builder.add_edge("answer_sub_question", "synthesise")
     builder.add_edge("synthesise", END)
     return builder
@@ -248,7 +269,6 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer", "synthesise"}),
-    reset={"variant": "domain", "route": "", "complexity": "", "sub_questions": [], "sub_answers": None,
-           "web_status": ""},
+    state=AdaptiveState,
     supports_review=True,
 )

@@ -10,14 +10,15 @@ searched again.
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage, SystemMessage
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
-from core.knowledge.citations import format_labelled, label_sources, source_label, verify_citations
+from core.knowledge.citations import format_labelled, label_sources, source_label
+from core.knowledge.citations import verify_citations as check_citations
 from core.llm import graders
 from core.patterns import Pattern
 from core.patterns.common import (
@@ -26,16 +27,15 @@ from core.patterns.common import (
     NO_RELEVANT_DOCUMENTS,
     USER_REJECTED,
     BaseState,
-    add_nodes,
-    add_router,
     after_grading,
     final,
-    make_contextualize,
+    graph_with_review,
     make_review_documents,
     rewrite_query,
     run_sources,
     say,
 )
+from core.patterns.state import per_question, question_defaults
 from core.patterns.tools import (
     MAX_TOOL_CALLS,
     action_event,
@@ -58,12 +58,15 @@ HISTORY_MESSAGES = 6  # earlier conversation the agent sees, to answer follow-up
 
 
 class AgenticState(BaseState, total=False):
-    tool_calls: list[dict]  # the retriever calls to run next (from the agent, or a rewrite)
-    query: str  # the latest search query, what a rewrite improves
-    retrieved: list[Document]  # this round's tool results, before grading
-    labels: list[str]  # every source label the tool returned in this run
-    rewrites: int
-    draft: str  # the answer before its citations are verified
+    """Agentic RAG's fields: all of them belong to the question being answered (an edit searches afresh)."""
+
+    tool_calls: Annotated[list[dict], per_question([], "the retriever calls to run next (from the agent, or a "
+                                                       "rewrite)")]
+    query: Annotated[str, per_question("", "the latest search query, what a rewrite improves")]
+    retrieved: Annotated[list[Document], per_question([], "this round's tool results, before grading")]
+    labels: Annotated[list[str], per_question([], "every source label the tool returned in this run")]
+    rewrites: Annotated[int, per_question(0, "query rewrites spent (of max_rewrites)")]
+    draft: Annotated[str, per_question("", "the answer before its citations are verified")]
 
 
 def tools_of(ctx: RunContext, state: AgenticState) -> list:
@@ -72,10 +75,13 @@ def tools_of(ctx: RunContext, state: AgenticState) -> list:
 
 
 def counters(ctx: RunContext, state: AgenticState) -> dict:
+    """The rewrite budget as the trace shows it: spent and allowed."""
     return {"rewrites": state.get("rewrites", 0), "max_rewrites": ctx.settings.max_rewrites}
 
 
-def agent(ctx: RunContext, state: AgenticState) -> dict:
+def agent(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the model answers directly or calls the retriever (a reply with neither searches with the question)."""
+    ctx = runtime.context
     history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
     tools = tools_of(ctx, state)
     model = bind_agent_tools(ctx.llm, tools)
@@ -96,15 +102,19 @@ def agent(ctx: RunContext, state: AgenticState) -> dict:
     return {"tool_calls": [], "draft": text, "trace": [listed, ev]}
 
 
-def route_after_agent(ctx: RunContext, state: AgenticState) -> Literal["retrieve", "direct_answer"]:
+def route_after_agent(state: AgenticState) -> Literal["retrieve", "direct_answer"]:
+    """Router: run the agent's retriever calls, or take its direct answer."""
     return "retrieve" if state.get("tool_calls") else "direct_answer"
 
 
-def direct_answer(ctx: RunContext, state: AgenticState) -> dict:
+def direct_answer(state: AgenticState) -> dict:
+    """Node: the agent's answer without retrieval is the turn's answer."""
     return {**final(state["draft"]), **stop("direct_answer", "direct_answer", "the agent answered without retrieval")}
 
 
-def retrieve(ctx: RunContext, state: AgenticState) -> dict:
+def retrieve(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: run the pending retriever calls; their chunks are graded next and their labels may be cited."""
+    ctx = runtime.context
     round_ = state.get("rewrites", 0) + 1
     found: list[Document] = []
     labels = list(state.get("labels", []))
@@ -119,7 +129,9 @@ def retrieve(ctx: RunContext, state: AgenticState) -> dict:
             "searched": searched}
 
 
-def grade_documents(ctx: RunContext, state: AgenticState) -> dict:
+def grade_documents(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: grade each retrieved chunk's relevance; the relevant ones are what the answer may use."""
+    ctx = runtime.context
     docs = state.get("retrieved", [])
     outcomes = graders.grade_documents(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency,
                                        ctx.thresholds)
@@ -136,12 +148,15 @@ def grade_documents(ctx: RunContext, state: AgenticState) -> dict:
     return {"documents": kept, "trace": events + [summary]}
 
 
-def route_after_grading(ctx: RunContext, state: AgenticState
+def route_after_grading(state: AgenticState, runtime: Runtime[RunContext]
                         ) -> Literal["review_documents", "generate", "rewrite_question", "fallback"]:
-    return after_grading(state, state.get("rewrites", 0) < ctx.settings.max_rewrites, "fallback")
+    """Router: review or answer when a chunk passed, else rewrite while the budget lasts, else give up."""
+    return after_grading(state, state.get("rewrites", 0) < runtime.context.settings.max_rewrites, "fallback")
 
 
-def rewrite_question(ctx: RunContext, state: AgenticState) -> dict:
+def rewrite_question(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: rewrite the search query after failed grading, and call the retriever with it."""
+    ctx = runtime.context
     base = state["standalone_question"] if not state.get("rewrites") else state.get("query") or state["standalone_question"]
     rewrites = state.get("rewrites", 0) + 1
     query, events = rewrite_query(ctx, base, "context failed grading", rewrites,
@@ -150,25 +165,30 @@ def rewrite_question(ctx: RunContext, state: AgenticState) -> dict:
             "trace": events}
 
 
-def generate(ctx: RunContext, state: AgenticState) -> dict:
+def generate(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the draft answer from the graded chunks, citing ``[Source: label]``."""
     system = P.CITED_ANSWER_SYSTEM.format(context=format_labelled(state["documents"], chars=None))
-    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
+    reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
     return {"draft": str(reply.content).strip()}
 
 
-def verify_citations_node(ctx: RunContext, state: AgenticState) -> dict:
-    answer, verified, removed = verify_citations(state.get("draft", ""), state.get("labels", []))
+def verify_citations(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: remove the draft's citations of labels the tool never returned; the result is the answer."""
+    answer, verified, removed = check_citations(state.get("draft", ""), state.get("labels", []))
     ev = event("verify_citations", "verdict", grader="citations", target="answer",
                verdict=f"{len(verified)} verified, {len(removed)} removed",
                reason=("removed unsupported: " + "; ".join(removed)) if removed
                else ("every citation matches a retrieved source" if verified else "the answer cites nothing"),
                verified=verified, removed=removed)
     docs = state["documents"]
-    end = stop("verify_citations", "answered", f"answered from {len(docs)} graded chunk(s)", counters=counters(ctx, state))
+    end = stop("verify_citations", "answered", f"answered from {len(docs)} graded chunk(s)",
+               counters=counters(runtime.context, state))
     return {**final(answer, docs), "sources": label_sources(docs), **end, "trace": [ev] + end["trace"]}
 
 
-def fallback(ctx: RunContext, state: AgenticState) -> dict:
+def fallback(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
+    """Node: no chunk passed grading within the budget: say so rather than answer from failed context."""
+    ctx = runtime.context
     question = state["standalone_question"]
     answer = say(question, "색인된 문서에서 이 질문에 답할 근거를 찾지 못했습니다. "
                            "질문을 바꾸거나 관련 문서를 추가해 주세요.",
@@ -187,26 +207,20 @@ def keep_documents(state: AgenticState, kept: list[Document]) -> dict:
 
 def new_question(state: AgenticState, question: str) -> dict:
     """An edited question is searched as written, with a fresh rewrite budget and no labels from the old search."""
-    return {"tool_calls": [new_call("search_documents", question, "review")], "query": question,
-            "retrieved": [], "labels": [], "rewrites": 0, "draft": ""}
+    return {**question_defaults(AgenticState), "tool_calls": [new_call("search_documents", question, "review")],
+            "query": question}
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = StateGraph(AgenticState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    add_nodes(builder, ctx, agent, direct_answer, retrieve, grade_documents, rewrite_question, generate)
-    builder.add_node("verify_citations", partial(verify_citations_node, ctx))
-    add_nodes(builder, ctx, fallback)
-    builder.add_node("review_documents", make_review_documents(lambda state: "retrieve", keep=keep_documents,
-                                                               on_edit=new_question),
-                     destinations=("generate", "retrieve", END))
-
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "agent")
-    add_router(builder, "agent", route_after_agent, ctx)
+def build() -> StateGraph:
+    """The agent answers or calls the retriever; retrieved chunks are graded, rewritten while the budget lasts,
+    (reviewed,) answered and their citations checked."""
+    review = make_review_documents("retrieve", keep=keep_documents, on_edit=new_question)
+    builder = graph_with_review(AgenticState, (agent, direct_answer, retrieve, grade_documents, rewrite_question, generate,
+                                               verify_citations, fallback), "agent", review, ("generate", "retrieve", END))
+    builder.add_conditional_edges("agent", route_after_agent)
     builder.add_edge("direct_answer", END)
     builder.add_edge("retrieve", "grade_documents")
-    add_router(builder, "grade_documents", route_after_grading, ctx)
+    builder.add_conditional_edges("grade_documents", route_after_grading)
     builder.add_edge("rewrite_question", "retrieve")
     builder.add_edge("generate", "verify_citations")
     builder.add_edge("verify_citations", END)
@@ -240,5 +254,5 @@ PATTERN = Pattern(
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "generate"}),
     supports_review=True,
-    reset={"tool_calls": [], "query": "", "retrieved": [], "labels": [], "rewrites": 0, "draft": ""},
+    state=AgenticState,
 )

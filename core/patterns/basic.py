@@ -5,7 +5,8 @@ Optional human review pauses before the answer with the retrieved chunks; an edi
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
 from core.patterns import Pattern
 from core.patterns.common import (
@@ -15,7 +16,7 @@ from core.patterns.common import (
     after_retrieval,
     answer_from_documents,
     final,
-    make_contextualize,
+    graph_with_review,
     make_review_documents,
     run_sources,
     search_collections,
@@ -24,26 +25,26 @@ from core.runtime.context import RunContext
 from core.runtime.trace import stop
 
 
-def build(ctx: RunContext) -> StateGraph:
-    def retrieve(state: BaseState) -> dict:
-        ids = [src.id for src in run_sources(ctx, state)]
-        docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
-        return {"documents": docs, "trace": events, "searched": ids}
+def retrieve(state: BaseState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the top-k chunks over every source of the run."""
+    ctx = runtime.context
+    ids = [src.id for src in run_sources(ctx, state)]
+    docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
+    return {"documents": docs, "trace": events, "searched": ids}
 
-    def generate(state: BaseState) -> dict:
-        docs = state.get("documents", [])
-        answer = answer_from_documents(ctx, state["standalone_question"], docs)
-        end = stop("generate", "answered", f"answered from {len(docs)} retrieved chunks")
-        return {**final(answer, docs), **end}
 
-    builder = StateGraph(BaseState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    builder.add_node(retrieve)
-    builder.add_node("review_documents", make_review_documents(lambda state: "retrieve"),
-                     destinations=("generate", "retrieve", END))
-    builder.add_node(generate)
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "retrieve")
+def generate(state: BaseState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the answer from the retrieved chunks."""
+    docs = state.get("documents", [])
+    answer = answer_from_documents(runtime.context, state["standalone_question"], docs)
+    end = stop("generate", "answered", f"answered from {len(docs)} retrieved chunks")
+    return {**final(answer, docs), **end}
+
+
+def build() -> StateGraph:
+    """Retrieve, (review,) answer."""
+    builder = graph_with_review(BaseState, (retrieve, generate), "retrieve", make_review_documents("retrieve"),
+                                ("generate", "retrieve", END))
     builder.add_conditional_edges("retrieve", after_retrieval(), ["review_documents", "generate"])
     builder.add_edge("generate", END)
     return builder

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Annotated, TypedDict, get_args, get_type_hints
+from collections.abc import Callable
+from typing import Annotated, TypedDict
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from core import prompts
 from core.knowledge.citations import sources_from
 from core.knowledge.sources import Source, active_sources
 from core.llm import graders
+from core.patterns.state import kept, per_turn, turn_defaults
 from core.prompts import is_korean
 from core.runtime.context import RunContext
 from core.runtime.review import document_review, kept_documents, normalise_decision
@@ -29,38 +31,39 @@ USER_REJECTED = Reason("user_rejected", "rejected by the reviewer", "검토자�
 
 
 class BaseState(TypedDict, total=False):
-    question: str  # this turn's message as the user typed it
-    messages: Annotated[list[AnyMessage], add_messages]  # the conversation, user and final answers
-    standalone_question: str  # the question after contextualising follow-ups
-    documents: list[Document]  # the documents the answer will be written from
-    answer: str
-    sources: list[dict]
-    trace: Annotated[list[dict], add_or_reset]
-    termination_reason: str
-    termination_message: str
-    review: bool  # pause for human review before answering (this turn)
-    edited_question: str  # the question as the reviewer edited it ("" = not edited)
-    source_ids: list[str]  # the collections this run works over (chosen in the sidebar); [] = every enabled one
-    searched: Annotated[list[str], add_or_reset]  # what this turn searched: collection ids, "web" for web search
+    """What every pattern's state holds (core.patterns.state: each field's default and when it is reset).
+
+    These fields are all per turn: a reviewer's edit of the question resets the ones it must itself
+    (make_review_documents), so a pattern's ``per_question`` fields are only its own.
+    """
+
+    question: Annotated[str, per_turn("", "this turn's message as the user typed it")]
+    messages: Annotated[list[AnyMessage], kept("the conversation: the users' questions and the final answers"),
+                        add_messages]
+    standalone_question: Annotated[str, per_turn("", "the question after contextualising follow-ups")]
+    documents: Annotated[list[Document], per_turn([], "the documents the answer will be written from")]
+    answer: Annotated[str, per_turn("", "the answer this turn returns")]
+    sources: Annotated[list[dict], per_turn([], "the answer's citable sources")]
+    trace: Annotated[list[dict], per_turn(None, "every decision of this turn, as plain-dict events"), add_or_reset]
+    termination_reason: Annotated[str, per_turn("", "why the run stopped: a declared Reason's id")]
+    termination_message: Annotated[str, per_turn("", "why the run stopped, in a sentence")]
+    review: Annotated[bool, per_turn(False, "pause for human review before answering (this turn)")]
+    edited_question: Annotated[str, per_turn("", "the question as the reviewer edited it ('' = not edited)")]
+    source_ids: Annotated[list[str], per_turn([], "the collections this run works over (chosen in the sidebar); "
+                                                  "[] = every enabled one")]
+    searched: Annotated[list[str], per_turn(None, "what this turn searched: collection ids, 'web' for web search"),
+                        add_or_reset]
 
 
-def turn_input(question: str, reset: dict | None = None, review: bool = False) -> dict:
-    """The graph input that starts a new turn: per-turn fields cleared, history kept."""
-    return {
-        "review": review,
-        "question": question,
-        "messages": [HumanMessage(question)],
-        "standalone_question": question,
-        "documents": [],
-        "answer": "",
-        "sources": [],
-        "trace": None,
-        "termination_reason": "",
-        "termination_message": "",
-        "edited_question": "",
-        "searched": None,
-        **(reset or {}),
-    }
+# the base fields a run's options may set (a pattern's own per-turn fields are options too: Pattern.reset)
+BASE_OPTIONS = ("source_ids",)
+
+
+def turn_input(state_schema: type, question: str, options: dict | None = None, review: bool = False) -> dict:
+    """The graph input that starts a new turn: every per-turn field at its default (the conversation kept),
+    this turn's question, and the run's options."""
+    return {**turn_defaults(state_schema), "question": question, "standalone_question": question,
+            "messages": [HumanMessage(question)], "review": review, **(options or {})}
 
 
 def run_sources(ctx: RunContext, state: dict) -> list[Source]:
@@ -76,29 +79,26 @@ def sources_event(node: str, sources: list[Source], chosen: list[str] | None, re
                  sources=[s.id for s in sources], retrieval=retrieval or None)
 
 
-def make_contextualize(ctx: RunContext):
+def contextualize(state: BaseState, runtime: Runtime[RunContext]) -> dict:
     """Node: record the run's sources; turn a follow-up into a standalone question (no LLM call on the first turn)."""
-
-    def contextualize(state: BaseState) -> dict:
-        chosen = state.get("source_ids")
-        sources = run_sources(ctx, state)
-        recorded = {"source_ids": [s.id for s in sources],
-                    "trace": [sources_event("contextualize", sources, chosen, ctx.retrieval)]}
-        history = state.get("messages", [])[:-1]
-        question = state["question"]
-        if not any(m.type == "ai" for m in history):  # first turn, or only failed turns before
-            return {"standalone_question": question, **recorded}
-        convo = history[-6:] + [HumanMessage(question)]
-        reply = ctx.grader.invoke([SystemMessage(prompts.CONTEXTUALIZE_SYSTEM), *convo],
-                                  config={"tags": ["nostream"]})
-        rewritten = " ".join(str(reply.content).split())[:500] or question
-        return {
-            "standalone_question": rewritten, "source_ids": recorded["source_ids"],
-            "trace": [event("contextualize", "rewrite", grader="contextualize", target="question",
-                            verdict=rewritten, reason=f"follow-up rewritten from: {question}")] + recorded["trace"],
-        }
-
-    return contextualize
+    ctx = runtime.context
+    chosen = state.get("source_ids")
+    sources = run_sources(ctx, state)
+    recorded = {"source_ids": [s.id for s in sources],
+                "trace": [sources_event("contextualize", sources, chosen, ctx.retrieval)]}
+    history = state.get("messages", [])[:-1]
+    question = state["question"]
+    if not any(m.type == "ai" for m in history):  # first turn, or only failed turns before
+        return {"standalone_question": question, **recorded}
+    convo = history[-6:] + [HumanMessage(question)]
+    reply = ctx.grader.invoke([SystemMessage(prompts.CONTEXTUALIZE_SYSTEM), *convo],
+                              config={"tags": ["nostream"]})
+    rewritten = " ".join(str(reply.content).split())[:500] or question
+    return {
+        "standalone_question": rewritten, "source_ids": recorded["source_ids"],
+        "trace": [event("contextualize", "rewrite", grader="contextualize", target="question",
+                        verdict=rewritten, reason=f"follow-up rewritten from: {question}")] + recorded["trace"],
+    }
 
 
 def search_collections(ctx: RunContext, node: str, collections: list[str], query: str,
@@ -132,6 +132,7 @@ def answer_from_documents(ctx: RunContext, question: str, docs: list[Document], 
 
 
 def answer_directly(ctx: RunContext, messages: list[AnyMessage]) -> str:
+    """An answer from the recent conversation alone (no documents), in the question's language."""
     recent = list(messages[-8:])
     if recent and recent[-1].type == "human":  # name the language to answer in, as for document answers
         recent[-1] = HumanMessage(prompts.answer_request(str(recent[-1].content)))
@@ -144,15 +145,17 @@ def final(answer: str, docs: list[Document] | None = None) -> dict:
     return {"answer": answer, "sources": sources_from(docs or []), "messages": [AIMessage(answer)]}
 
 
-def make_review_documents(retrieve_again, answer_node: str = "generate", *, documents_of=None, keep=None,
-                          on_edit=None):
+def make_review_documents(retrieve_again: str | Callable[[dict], str], answer_node: str = "generate", *,
+                          documents_of=None, keep=None, on_edit=None):
     """Node: pause with the question and the documents the answer will use; resume with approve / drop / edit / reject.
 
-    ``retrieve_again(state) -> node name`` says where an edited question is routed and searched again: the
-    reviewer must never get an answer written from documents found for the old question. The pattern's own
-    fields plug in: ``documents_of(state)`` the documents shown (default ``documents``), ``keep(state, kept)``
-    the update that keeps only the approved ones, ``on_edit(state, question)`` what else an edit resets.
+    ``retrieve_again`` (a node name, or ``(state) -> node name``) says where an edited question is routed and
+    searched again: the reviewer must never get an answer written from documents found for the old question.
+    The pattern's own fields plug in: ``documents_of(state)`` the documents shown (default ``documents``),
+    ``keep(state, kept)`` the update that keeps only the approved ones, ``on_edit(state, question)`` what else
+    an edit resets.
     """
+    route_edit = (lambda state: retrieve_again) if isinstance(retrieve_again, str) else retrieve_again
     documents_of = documents_of or (lambda state: state.get("documents", []))
     keep = keep or (lambda state, kept: {"documents": kept})
 
@@ -169,7 +172,7 @@ def make_review_documents(retrieve_again, answer_node: str = "generate", *, docu
             edited = " ".join(str(decision["question"]).split())
             note = event("review_documents", "interrupt", verdict="edit", target="question",
                          reason=f"question edited to: {edited}; retrieving again")
-            return Command(goto=retrieve_again(state), update={
+            return Command(goto=route_edit(state), update={
                 "standalone_question": edited, "edited_question": edited, "documents": [], "trace": [note],
                 "messages": edited_turn(state.get("messages", []), edited),
                 **(on_edit(state, edited) if on_edit else {})})
@@ -201,22 +204,6 @@ def after_retrieval(review_node: str = "review_documents", answer_node: str = "g
     return route_after_retrieval
 
 
-# ---------------------------------------------------------------- module-level nodes bound to one run
-
-
-def add_nodes(builder: StateGraph, ctx: RunContext, *nodes) -> None:
-    """Add module-level nodes ``node(ctx, state)``, each under its own name with this run's context bound
-    (the context holds models and keys: bound here, it never enters state or checkpoints)."""
-    for node in nodes:
-        builder.add_node(node.__name__, partial(node, ctx))
-
-
-def add_router(builder: StateGraph, source: str, router, ctx: RunContext) -> None:
-    """A conditional edge from a module-level ``router(ctx, state) -> Literal[...]``; the Literal names the
-    destinations (LangGraph cannot read it through a ``partial``, and the diagrams draw from it)."""
-    builder.add_conditional_edges(source, partial(router, ctx), list(get_args(get_type_hints(router)["return"])))
-
-
 # ---------------------------------------------------------------- grading, then rewriting a failed search
 
 
@@ -242,16 +229,23 @@ def rewrite_query(ctx: RunContext, query: str, why: str, used: int, spent: dict)
     return outcome.value.question, [retry, rewrite]
 
 
-def graph_with_review(state_schema: type, ctx: RunContext, nodes: tuple, first: str, retrieve_again: str,
-                      **review) -> StateGraph:
-    """A pattern's graph before its own edges: contextualize, then ``first``; its module-level ``nodes``
-    bound to the run; and the review pause, which sends an edited question to ``retrieve_again``
-    (``review``: make_review_documents' documents_of / keep / on_edit)."""
-    builder = StateGraph(state_schema)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    add_nodes(builder, ctx, *nodes)
-    builder.add_node("review_documents", make_review_documents(lambda state: retrieve_again, **review),
-                     destinations=("generate", retrieve_again, END))
+def graph_with_review(state_schema: type, nodes: tuple, first: str | None, review: Callable,
+                      review_goes_to: tuple[str, ...]) -> StateGraph:
+    """A pattern's graph before its own edges: START, contextualize, then ``first`` (None: the pattern routes
+    from contextualize itself); its ``nodes`` (each named
+    after its function); and its review pause ``review`` (make_review_documents, or make_review_tool_calls),
+    which continues at one of ``review_goes_to``.
+
+    Nodes take ``(state, runtime: Runtime[RunContext])``: the run streams the graph with ``context=`` its
+    RunContext, so models and keys reach the nodes through LangGraph's runtime, never through state or the
+    compiled graph, and one compiled graph serves every run.
+    """
+    builder = StateGraph(state_schema, context_schema=RunContext)
+    for node in (contextualize, *nodes):
+        builder.add_node(node)
+    builder.add_node(review, destinations=review_goes_to)
     builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", first)
+    if first:
+        builder.add_edge("contextualize", first)
     return builder
+

@@ -10,10 +10,11 @@ with the refined strips and any web results; an edited question is retrieved and
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.documents import Document
 from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
 from core.llm import graders
 from core.patterns import Pattern
@@ -23,15 +24,16 @@ from core.patterns.common import (
     USER_REJECTED,
     WEB_UNAVAILABLE,
     BaseState,
-    add_router,
     after_retrieval,
     answer_from_documents,
     final,
     graph_with_review,
+    make_review_documents,
     run_sources,
     say,
     search_collections,
 )
+from core.patterns.state import per_question, question_defaults
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
 from core.runtime.trace import doc_ref, event, stop
@@ -40,21 +42,28 @@ MAX_STRIPS_PER_DOC = 12  # bounds the refinement calls: a chunk rarely holds mor
 
 
 class CragState(BaseState, total=False):
-    verdict: str  # correct / ambiguous / incorrect, over all documents
-    kept: list[Document]  # documents graded correct or ambiguous
-    strips: list[Document]  # refined knowledge: relevant sentences, with their document's metadata
-    web_query: str
-    web_documents: list[Document]
-    web_status: str
+    """Corrective RAG's fields: all of them belong to the question being answered (an edit grades afresh)."""
+
+    verdict: Annotated[str, per_question("", "correct / ambiguous / incorrect, over all documents")]
+    kept: Annotated[list[Document], per_question([], "documents graded correct or ambiguous")]
+    strips: Annotated[list[Document], per_question([], "refined knowledge: relevant sentences, with their "
+                                                       "document's metadata")]
+    web_query: Annotated[str, per_question("", "the question rewritten as a short web query")]
+    web_documents: Annotated[list[Document], per_question([], "what the web search found")]
+    web_status: Annotated[str, per_question("", "'ok', or why the web search gave nothing")]
 
 
-def retrieve(ctx: RunContext, state: CragState) -> dict:
+def retrieve(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the top-k chunks over every source of the run."""
+    ctx = runtime.context
     ids = [src.id for src in run_sources(ctx, state)]
     docs, events = search_collections(ctx, "retrieve", ids, state["standalone_question"])
     return {"documents": docs, "trace": events, "searched": ids}
 
 
-def grade_documents(ctx: RunContext, state: CragState) -> dict:
+def grade_documents(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: grade each chunk correct / ambiguous / incorrect; the verdict over all of them routes."""
+    ctx = runtime.context
     docs = state.get("documents", [])
     outcomes = graders.crag_grade(ctx.grader, state["standalone_question"], docs, ctx.settings.max_concurrency,
                                   ctx.thresholds)
@@ -74,11 +83,14 @@ def grade_documents(ctx: RunContext, state: CragState) -> dict:
     return {"verdict": verdict, "kept": kept, "trace": events}
 
 
-def route_after_grading(ctx: RunContext, state: CragState) -> Literal["refine_knowledge", "rewrite_for_web"]:
+def route_after_grading(state: CragState) -> Literal["refine_knowledge", "rewrite_for_web"]:
+    """Router: refine what was found, or (all incorrect) go to the web."""
     return "rewrite_for_web" if state["verdict"] == "incorrect" else "refine_knowledge"
 
 
-def refine_knowledge(ctx: RunContext, state: CragState) -> dict:
+def refine_knowledge(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: keep the relevant sentence strips of each kept document."""
+    ctx = runtime.context
     question = state["standalone_question"]
     per_doc = [graders.split_strips(d.page_content)[:MAX_STRIPS_PER_DOC] for d in state["kept"]]
     outcomes = graders.grade_strips(ctx.grader, question, per_doc, ctx.settings.max_concurrency, ctx.thresholds)
@@ -100,14 +112,16 @@ def refine_knowledge(ctx: RunContext, state: CragState) -> dict:
     return {"strips": refined, "trace": events}
 
 
-def route_after_refining(ctx: RunContext, state: CragState) -> Literal["review_documents", "generate", "rewrite_for_web"]:
+def route_after_refining(state: CragState) -> Literal["review_documents", "generate", "rewrite_for_web"]:
+    """Router: answer (or review) from the strips when retrieval was correct, else add a web search."""
     if state["verdict"] == "correct" and state.get("strips"):
         return "review_documents" if state.get("review") else "generate"
     return "rewrite_for_web"  # ambiguous, or nothing survived refinement: supplement from the web
 
 
-def rewrite_for_web(ctx: RunContext, state: CragState) -> dict:
-    outcome = graders.rewrite_question(ctx.grader, state["standalone_question"], for_web=True)
+def rewrite_for_web(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the question rewritten as a short web query."""
+    outcome = graders.rewrite_question(runtime.context.grader, state["standalone_question"], for_web=True)
     why = {"incorrect": "all documents graded incorrect", "ambiguous": "retrieval ambiguous: adding a web supplement"}
     reason = why.get(state["verdict"], "no strip survived refinement")
     return {"web_query": outcome.value.question,
@@ -115,14 +129,16 @@ def rewrite_for_web(ctx: RunContext, state: CragState) -> dict:
                             verdict=outcome.value.question, reason=reason)]}
 
 
-def web_search(ctx: RunContext, state: CragState) -> dict:
-    result = ctx.web(state["web_query"])
+def web_search(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: search the web with the rewritten query."""
+    result = runtime.context.web(state["web_query"])
     return {"web_documents": result.documents, "web_status": "ok" if result.ok else result.reason, "searched": ["web"],
             "trace": [event("web_search", "tool", grader="web_search", target=result.query, verdict=result.status,
                             reason=result.reason or f"{len(result.documents)} results")]}
 
 
-def generate(ctx: RunContext, state: CragState) -> dict:
+def generate(state: CragState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the answer from the strips and web results, or why there is none."""
     question = state["standalone_question"]
     strips, web = state.get("strips", []), state.get("web_documents", [])
     docs = strips + web
@@ -137,7 +153,7 @@ def generate(ctx: RunContext, state: CragState) -> dict:
         return {**final(answer), **stop("generate", "no_relevant_documents",
                                         "no relevant documents in the collections or on the web")}
     notes = [P.STRIPS_NOTE] + ([P.WEB_NOTE] if web else [])
-    answer = answer_from_documents(ctx, question, docs, "\n".join(notes))
+    answer = answer_from_documents(runtime.context, question, docs, "\n".join(notes))
     if web_failed:
         n = sum(len(d.page_content.splitlines()) for d in strips)
         message = f"web search unavailable ({state.get('web_status')}): answered from the {n} strip(s) that survived"
@@ -152,21 +168,24 @@ def knowledge_of(state: CragState) -> list[Document]:
 
 
 def keep_knowledge(state: CragState, kept: list[Document]) -> dict:
+    """The strips and web results a reviewer kept."""
     return {"strips": [d for d in state.get("strips", []) if d in kept],
             "web_documents": [d for d in state.get("web_documents", []) if d in kept]}
 
 
 def new_question(state: CragState, question: str) -> dict:
-    return {"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""}
+    """An edited question is retrieved and graded afresh: every field of the old one goes."""
+    return question_defaults(CragState)
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = graph_with_review(CragState, ctx, (retrieve, grade_documents, refine_knowledge, rewrite_for_web, web_search,
-                                                 generate), "retrieve", "retrieve",
-                                documents_of=knowledge_of, keep=keep_knowledge, on_edit=new_question)
+def build() -> StateGraph:
+    """Retrieve, grade, refine or rewrite for the web, (review,) answer."""
+    review = make_review_documents("retrieve", documents_of=knowledge_of, keep=keep_knowledge, on_edit=new_question)
+    builder = graph_with_review(CragState, (retrieve, grade_documents, refine_knowledge, rewrite_for_web, web_search,
+                                            generate), "retrieve", review, ("generate", "retrieve", END))
     builder.add_edge("retrieve", "grade_documents")
-    add_router(builder, "grade_documents", route_after_grading, ctx)
-    add_router(builder, "refine_knowledge", route_after_refining, ctx)
+    builder.add_conditional_edges("grade_documents", route_after_grading)
+    builder.add_conditional_edges("refine_knowledge", route_after_refining)
     builder.add_edge("rewrite_for_web", "web_search")
     builder.add_conditional_edges("web_search", after_retrieval(), ["review_documents", "generate"])
     builder.add_edge("generate", END)
@@ -195,5 +214,5 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     supports_review=True,
-    reset={"verdict": "", "kept": [], "strips": [], "web_query": "", "web_documents": [], "web_status": ""},
+    state=CragState,
 )

@@ -20,10 +20,11 @@ expects from a question; a demo that needs the whole graph asks to wait.
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
 from core.knowledge import entity_graph as eg
 from core.knowledge import graph_builds
@@ -35,13 +36,14 @@ from core.patterns.common import (
     NO_RELEVANT_DOCUMENTS,
     USER_REJECTED,
     BaseState,
-    add_router,
     answer_directly,
     final,
     graph_with_review,
+    make_review_documents,
     run_sources,
     say,
 )
+from core.patterns.state import per_question, per_turn, question_defaults
 from core.prompts import agents as P
 from core.prompts import answer_request, escape_fences
 from core.runtime.context import RunContext
@@ -53,17 +55,23 @@ MAX_GRAPH_COLLECTIONS = 4
 
 
 class GraphRagState(BaseState, total=False):
-    graph_max_chunks: int  # option: chunks extracted per collection (at most eg.GRAPH_MAX_CHUNKS); 0 = that
-    graph_wait: bool | None  # option: wait for a graph that is not ready (None: settings.graph_wait)
-    graphs: list[dict]  # build info per collection: status, digest, ready, done, nodes, edges, ms
-    graph_note: str  # said at the end of the answer when a graph was not ready
-    mentions: list[str]
-    entities: list[dict]  # linked nodes: {node, name, mention, how}
-    relations: list[dict]  # the relations used as context
+    """Graph RAG's fields; the entities and relations of the question being answered go when a reviewer edits it."""
+
+    graph_max_chunks: Annotated[int, per_turn(0, "option: chunks extracted per collection (at most "
+                                                 "eg.GRAPH_MAX_CHUNKS); 0 = that")]
+    graph_wait: Annotated[bool | None, per_turn(None, "option: wait for a graph that is not ready (None: "
+                                                      "settings.graph_wait)")]
+    graphs: Annotated[list[dict], per_turn([], "build info per collection: status, digest, ready, done, nodes, "
+                                               "edges, ms")]
+    graph_note: Annotated[str, per_turn("", "said at the end of the answer when a graph was not ready")]
+    mentions: Annotated[list[str], per_question([], "the entities the model listed in the question")]
+    entities: Annotated[list[dict], per_question([], "linked nodes: {node, name, mention, how}")]
+    relations: Annotated[list[dict], per_question([], "the relations used as context")]
 
 
-def load_graph(ctx: RunContext, state: GraphRagState) -> dict:
+def load_graph(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
     """The graph of each of the run's sources (at most MAX_GRAPH_COLLECTIONS): ready, waited for, or partial."""
+    ctx = runtime.context
     cap = _cap(state)
     wait = ctx.settings.graph_wait if state.get("graph_wait") is None else bool(state["graph_wait"])
     sources = run_sources(ctx, state)
@@ -93,7 +101,9 @@ def graph_for(ctx: RunContext, state: GraphRagState):
     return eg.merge_graphs([g for g in graphs if g is not None])  # replaced since by another process: left out
 
 
-def link_entities(ctx: RunContext, state: GraphRagState) -> dict:
+def link_entities(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the entities the question mentions, linked to nodes of the run's graphs."""
+    ctx = runtime.context
     question = state["standalone_question"]
     system = P.GRAPH_ENTITIES_SYSTEM.format(most=eg.QUESTION_ENTITIES, name_chars=eg.NAME_CHARS)
     outcome = graders.ask(ctx.grader, eg.QuestionEntities, system, f"Question: {question}",
@@ -109,14 +119,16 @@ def link_entities(ctx: RunContext, state: GraphRagState) -> dict:
     return {"mentions": mentions, "entities": linked, "trace": events}
 
 
-def route_after_linking(ctx: RunContext, state: GraphRagState) -> Literal["collect_relations", "direct_answer", "not_found"]:
+def route_after_linking(state: GraphRagState) -> Literal["collect_relations", "direct_answer", "not_found"]:
+    """Router: collect relations around linked entities; no mention at all answers directly."""
     if state.get("entities"):
         return "collect_relations"
     return "not_found" if state.get("mentions") else "direct_answer"
 
 
-def collect_relations(ctx: RunContext, state: GraphRagState) -> dict:
-    graph = graph_for(ctx, state)
+def collect_relations(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the relations within HOPS hops of the linked entities (at most MAX_RELATIONS)."""
+    graph = graph_for(runtime.context, state)
     relations = eg.neighbourhood(graph, [m["node"] for m in state["entities"]], HOPS, MAX_RELATIONS)
     ev = event("collect_relations", "tool", grader="graph", target=", ".join(m["name"] for m in state["entities"]),
                verdict=f"{len(relations)} relation(s)", reason=f"neighbourhood up to {HOPS} hops",
@@ -124,28 +136,32 @@ def collect_relations(ctx: RunContext, state: GraphRagState) -> dict:
     return {"relations": relations, "trace": [ev]}
 
 
-def route_after_relations(ctx: RunContext, state: GraphRagState) -> Literal["review_documents", "generate", "not_found"]:
+def route_after_relations(state: GraphRagState) -> Literal["review_documents", "generate", "not_found"]:
+    """Router: answer (or review) from the relations, or say nothing was found."""
     if not state.get("relations"):
         return "not_found"
     return "review_documents" if state.get("review") else "generate"
 
 
-def generate(ctx: RunContext, state: GraphRagState) -> dict:
+def generate(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the answer from the relations, with a note when a graph was not fully built."""
     relations = state["relations"]
     system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
-    reply = ctx.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
+    reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
     docs = eg.relation_documents(relations)
     return {**final(_with_note(str(reply.content).strip(), state), docs),
             **stop("generate", "answered", f"answered from {len(relations)} relation(s) around "
                                            f"{len(state['entities'])} matched entit(ies)")}
 
 
-def direct_answer(ctx: RunContext, state: GraphRagState) -> dict:
-    return {**final(answer_directly(ctx, state["messages"])),
+def direct_answer(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the question names no entity: answer from the conversation."""
+    return {**final(answer_directly(runtime.context, state["messages"])),
             **stop("direct_answer", "direct_answer", "the question names no entity: answered directly")}
 
 
-def not_found(ctx: RunContext, state: GraphRagState) -> dict:
+def not_found(state: GraphRagState) -> dict:
+    """Node: the graph has nothing about what the question asks: say so."""
     question = state["standalone_question"]
     answer = say(question, "지식 그래프에서 질문의 대상을 찾지 못해 답할 수 없습니다.",
                  "I cannot answer: the knowledge graph has nothing about what the question asks.")
@@ -162,21 +178,25 @@ def relations_as_documents(state: GraphRagState) -> list:
 
 
 def keep_relations(state: GraphRagState, kept: list) -> dict:
+    """The relations of the chunks a reviewer kept."""
     chunks = {d.metadata["chunk_id"] for d in kept}
     return {"relations": [r for r in state.get("relations", []) if (r["chunk_id"] or r["label"]) in chunks]}
 
 
 def new_question(state: GraphRagState, question: str) -> dict:
-    return {"mentions": [], "entities": [], "relations": []}
+    """An edited question has its entities linked again: the old mentions, entities and relations go."""
+    return question_defaults(GraphRagState)
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = graph_with_review(GraphRagState, ctx, (load_graph, link_entities, collect_relations, generate,
-                                                     direct_answer, not_found), "load_graph", "link_entities",
-                                documents_of=relations_as_documents, keep=keep_relations, on_edit=new_question)
+def build() -> StateGraph:
+    """Load the graphs, link the question's entities, collect the relations around them, (review,) answer."""
+    review = make_review_documents("link_entities", documents_of=relations_as_documents, keep=keep_relations,
+                                   on_edit=new_question)
+    builder = graph_with_review(GraphRagState, (load_graph, link_entities, collect_relations, generate, direct_answer,
+                                                not_found), "load_graph", review, ("generate", "link_entities", END))
     builder.add_edge("load_graph", "link_entities")
-    add_router(builder, "link_entities", route_after_linking, ctx)
-    add_router(builder, "collect_relations", route_after_relations, ctx)
+    builder.add_conditional_edges("link_entities", route_after_linking)
+    builder.add_conditional_edges("collect_relations", route_after_relations)
     builder.add_edge("generate", END)
     builder.add_edge("direct_answer", END)
     builder.add_edge("not_found", END)
@@ -216,7 +236,7 @@ def _graph_info(ctx: RunContext, collection: str, cap: int, wait: bool) -> dict:
 def _graph_event(info: dict) -> dict:
     """load_graph's trace line for one collection: how its graph was found, or that it is not ready.
 
-    Each message is one literal (not assembled from parts), so its Korean template in ui/i18n_trace.py matches.
+    Each message is one literal (not assembled from parts), so its Korean template in ui/i18n/trace.py matches.
     """
     nodes, edges, chunks = info["nodes"], info["edges"], info["chunks"]
     if not info["ready"]:
@@ -268,6 +288,5 @@ PATTERN = Pattern(
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
     supports_review=True,
-    reset={"graph_max_chunks": 0, "graph_wait": None, "graphs": [], "graph_note": "", "mentions": [], "entities": [],
-           "relations": []},
+    state=GraphRagState,
 )

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import partial
+from typing import Annotated
 
 from langchain_core.documents import Document
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from core.llm import graders
@@ -28,12 +29,13 @@ from core.patterns.common import (
     after_retrieval,
     answer_from_documents,
     final,
-    make_contextualize,
+    graph_with_review,
     make_review_documents,
     run_sources,
     say,
     search_collections,
 )
+from core.patterns.state import per_question, question_defaults
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
 from core.runtime.trace import doc_ref, event, stop
@@ -45,12 +47,17 @@ _LABEL = re.compile(r"^\s*(?:\d+[.)]\s*|[-*•]\s*)?(?:(?:question|query|질문|
 
 
 class SearchQueries(BaseModel):
+    """The model's rewrites of the question (structured output)."""
+
     queries: list[bounded_text(QUERY_CHARS)] = Field(min_length=1, max_length=QUERY_REWRITES)
 
 
 class FusionState(BaseState, total=False):
-    queries: list[str]  # what was searched: the question, then the model's rewrites
-    rankings: list[list[Document]]  # one ranked list per query, in the order of ``queries``
+    """RAG-Fusion's fields: both belong to the question being answered (an edit rewrites and searches afresh)."""
+
+    queries: Annotated[list[str], per_question([], "what was searched: the question, then the model's rewrites")]
+    rankings: Annotated[list[list[Document]], per_question([], "one ranked list per query, in the order of "
+                                                               "``queries``")]
 
 
 def doc_key(doc: Document) -> str:
@@ -83,17 +90,19 @@ def clean_queries(question: str, written: list[str]) -> list[str]:
 
 
 def ranks_text(slots: list) -> str:
+    """A document's rank in each search, '-' where it was not found."""
     return ", ".join(str(r) if r else "-" for r in slots)
 
 
-# ---------------------------------------------------------------- nodes (the run's context bound in build)
+# ---------------------------------------------------------------- nodes
 
 
-def write_queries(ctx: RunContext, state: FusionState) -> dict:
+def write_queries(state: FusionState, runtime: Runtime[RunContext]) -> dict:
     """The model's rewrites of the question (structured output); on a reply that cannot be read, the question alone."""
     question = state["standalone_question"]
     system = P.FUSION_QUERIES_SYSTEM.format(n=QUERY_REWRITES, chars=QUERY_CHARS)
-    outcome = graders.ask(ctx.grader, SearchQueries, system, f"Question: {question}", SearchQueries(queries=[question]))
+    outcome = graders.ask(runtime.context.grader, SearchQueries, system, f"Question: {question}",
+                          SearchQueries(queries=[question]))
     queries = clean_queries(question, outcome.value.queries)
     if outcome.fallback:
         events = [event("write_queries", "error", grader="query_writer", target="queries", verdict="fallback",
@@ -104,8 +113,9 @@ def write_queries(ctx: RunContext, state: FusionState) -> dict:
     return {"queries": queries, "trace": events}
 
 
-def search_queries(ctx: RunContext, state: FusionState) -> dict:
+def search_queries(state: FusionState, runtime: Runtime[RunContext]) -> dict:
     """One search per query over the run's collections; each is a ranked list for the fusion."""
+    ctx = runtime.context
     ids = [src.id for src in run_sources(ctx, state)]
     rankings, events = [], []
     for query in state.get("queries") or [state["standalone_question"]]:
@@ -115,11 +125,11 @@ def search_queries(ctx: RunContext, state: FusionState) -> dict:
     return {"rankings": rankings, "trace": events, "searched": ids}
 
 
-def fuse_rankings(ctx: RunContext, state: FusionState) -> dict:
+def fuse_rankings(state: FusionState, runtime: Runtime[RunContext]) -> dict:
     """Reciprocal rank fusion of the ranked lists; the top k fused documents are what the answer reads."""
     rankings = state.get("rankings") or []
     fused = reciprocal_rank_fusion(rankings)
-    top = fused[: ctx.settings.k]
+    top = fused[: runtime.context.settings.k]
     events = [event("fuse_rankings", "verdict", grader="rrf", target=doc_ref(doc), verdict=f"fused rank {n}",
                     score=round(score, 4), reason=f"ranks in each search: {ranks_text(slots)}", ranks=slots)
               for n, (doc, score, slots) in enumerate(top, 1)]
@@ -130,30 +140,26 @@ def fuse_rankings(ctx: RunContext, state: FusionState) -> dict:
     return {"documents": documents, "trace": events}
 
 
-def generate(ctx: RunContext, state: FusionState) -> dict:
+def generate(state: FusionState, runtime: Runtime[RunContext]) -> dict:
     """The answer from the fused documents, with citations; no model call when nothing was found."""
     question, docs = state["standalone_question"], state.get("documents", [])
     if not docs:
         answer = say(question, "관련 문서를 찾지 못해 답할 수 없습니다.", "I found no documents to answer from.")
         return {**final(answer), **stop("generate", "no_relevant_documents", "no documents were retrieved")}
-    answer = answer_from_documents(ctx, question, docs)
+    answer = answer_from_documents(runtime.context, question, docs)
     return {**final(answer, docs), **stop("generate", "answered", f"answered from {len(docs)} fused document(s)")}
 
 
 def new_question(state: FusionState, question: str) -> dict:
     """A reviewer's edit: the old rewrites and rankings were for the old question."""
-    return {"queries": [], "rankings": []}
+    return question_defaults(FusionState)
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = StateGraph(FusionState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    for node in (write_queries, search_queries, fuse_rankings, generate):
-        builder.add_node(node.__name__, partial(node, ctx))
-    builder.add_node("review_documents", make_review_documents(lambda state: "write_queries", on_edit=new_question),
-                     destinations=("generate", "write_queries", END))
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "write_queries")
+def build() -> StateGraph:
+    """Write the queries, search each, fuse the rankings, (review,) answer."""
+    review = make_review_documents("write_queries", on_edit=new_question)
+    builder = graph_with_review(FusionState, (write_queries, search_queries, fuse_rankings, generate), "write_queries",
+                                review, ("generate", "write_queries", END))
     builder.add_edge("write_queries", "search_queries")
     builder.add_edge("search_queries", "fuse_rankings")
     builder.add_conditional_edges("fuse_rankings", after_retrieval(), ["review_documents", "generate"])
@@ -188,5 +194,5 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     supports_review=True,
-    reset={"queries": [], "rankings": []},
+    state=FusionState,
 )

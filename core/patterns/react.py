@@ -11,23 +11,24 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.graph import StateGraph
+from langgraph.runtime import Runtime
 
 from core.patterns import Pattern
 from core.patterns.react_loop import (
-    LOOP_RESET,
     REASONS,
     RESULT_FIELDS,
     LoopState,
     after_step,
     counters,
-    make_tools_of,
     max_llm_calls,
-    wire_react_loop,
+    react_graph,
+    tools_of,
 )
+from core.patterns.state import per_turn
 from core.patterns.tool_review import make_review_tool_calls
 from core.patterns.tools import (
     AgentTool,
@@ -48,8 +49,10 @@ RECENT_OBSERVATIONS = 2  # shown whole; older ones are shortened to keep a small
 
 
 class ReactState(LoopState, total=False):
-    steps: list[dict]  # scratchpad: {thought, action, input, observation} or {raw, error}
-    pending_thought: str
+    """The text-protocol agent's scratchpad, on top of the shared loop's fields."""
+
+    steps: Annotated[list[dict], per_turn([], "scratchpad: {thought, action, input, observation} or {raw, error}")]
+    pending_thought: Annotated[str, per_turn("", "the thought of the step whose tool call waits to run")]
 
 
 # ---------------------------------------------------------------- the text protocol
@@ -141,52 +144,60 @@ def step_messages(question: str, tools: list[AgentTool], steps: list[dict]) -> l
 # ---------------------------------------------------------------- the text-protocol graph
 
 
-def build(ctx: RunContext) -> StateGraph:
-    tools_of = make_tools_of(ctx)
+def agent(state: ReactState, runtime: Runtime[RunContext]) -> dict:
+    """Node: one model reply in the text protocol, parsed into a tool call, a final answer or a format error."""
+    ctx = runtime.context
+    iteration = state.get("iterations", 0) + 1
+    tools = tools_of(ctx, state)
+    reply = ctx.llm.invoke(step_messages(state["standalone_question"], tools, state.get("steps", [])), stop=STOP)
+    listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
+    text = str(reply.content).strip()
+    step = parse_step(text)
+    if "error" in step:  # the whole reply goes to the trace with the error, not as a thought
+        errors = state.get("parse_errors", 0) + 1
+        events = listed + [event("agent", "error", grader="react_parser", step="parse_error", target="format",
+                            verdict=f"parse error {errors}", reason=f"{step['error']}; reply: {short(text, 160)}",
+                            counters={**counters(state, ctx.settings), "iterations": iteration, "parse_errors": errors})]
+        return {"iterations": iteration, "parse_errors": errors, "pending": [], "trace": events,
+                "steps": state.get("steps", []) + [{"raw": text[:600], "error": step["error"]}]}
+    events = listed + ([thought_event("agent", iteration, step["thought"])] if step.get("thought") else [])
+    if "final" in step:
+        return {"iterations": iteration, "final_answer": step["final"], "pending": [],
+                "trace": events + [final_event("agent", step["final"])]}
+    call = new_call(resolve_tool_name(step["action"], tools), step["input"])
+    return {"iterations": iteration, "pending": [call], "pending_thought": step["thought"],
+            "trace": events + [action_event("agent", iteration, call)]}
 
-    def agent(state: ReactState) -> dict:
-        iteration = state.get("iterations", 0) + 1
-        tools = tools_of(state)
-        reply = ctx.llm.invoke(step_messages(state["standalone_question"], tools, state.get("steps", [])),
-                               stop=STOP)
-        listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
-        text = str(reply.content).strip()
-        step = parse_step(text)
-        if "error" in step:  # the whole reply goes to the trace with the error, not as a thought
-            errors = state.get("parse_errors", 0) + 1
-            events = listed + [event("agent", "error", grader="react_parser", step="parse_error", target="format",
-                                verdict=f"parse error {errors}", reason=f"{step['error']}; reply: {short(text, 160)}",
-                                counters={**counters(state, ctx.settings), "iterations": iteration, "parse_errors": errors})]
-            return {"iterations": iteration, "parse_errors": errors, "pending": [], "trace": events,
-                    "steps": state.get("steps", []) + [{"raw": text[:600], "error": step["error"]}]}
-        events = listed + ([thought_event("agent", iteration, step["thought"])] if step.get("thought") else [])
-        if "final" in step:
-            return {"iterations": iteration, "final_answer": step["final"], "pending": [],
-                    "trace": events + [final_event("agent", step["final"])]}
-        call = new_call(resolve_tool_name(step["action"], tools), step["input"])
-        return {"iterations": iteration, "pending": [call], "pending_thought": step["thought"],
-                "trace": events + [action_event("agent", iteration, call)]}
 
-    def route_after_agent(state: ReactState) -> Literal["review_tool_calls", "tools", "finish", "agent", "best_answer"]:
-        if state.get("final_answer"):
-            return "finish"
-        if state.get("pending"):
-            return "review_tool_calls" if state.get("review") else "tools"
-        return after_step(ctx, "agent")(state)  # a parse error: try again while the budget lasts
+def route_after_agent(state: ReactState, runtime: Runtime[RunContext]
+                      ) -> Literal["review_tool_calls", "tools", "finish", "agent", "best_answer"]:
+    """Router: the answer, the tool call (reviewed first when asked), or after a parse error another step."""
+    if state.get("final_answer"):
+        return "finish"
+    if state.get("pending"):
+        return "review_tool_calls" if state.get("review") else "tools"
+    return after_step(state, runtime)  # a parse error: try again while the budget lasts
 
-    def record_step(state: ReactState, call: dict, run) -> dict:
-        step = {"thought": state.get("pending_thought", ""), "action": call["name"],
-                "input": query_of(call.get("args")), "observation": run.text}
-        return {"steps": state.get("steps", []) + [step], "pending_thought": ""}
 
-    def reject(state: ReactState, calls: list[dict], message: str) -> dict:
-        steps = state.get("steps", []) + [{"thought": state.get("pending_thought", ""), "action": c["name"],
-                                            "input": query_of(c.get("args")),
-                                            "observation": f"The reviewer rejected this action: {message}"} for c in calls]
-        return {"steps": steps, "pending_thought": ""}
+def record_step(state: ReactState, call: dict, run) -> dict:
+    """The scratchpad with the step that ran: its thought, action, input and observation."""
+    step = {"thought": state.get("pending_thought", ""), "action": call["name"],
+            "input": query_of(call.get("args")), "observation": run.text}
+    return {"steps": state.get("steps", []) + [step], "pending_thought": ""}
 
-    review = make_review_tool_calls("pending", "tools", reject, after_step(ctx, "agent"))
-    return wire_react_loop(StateGraph(ReactState), ctx, agent, route_after_agent, review, tools_of, record_step)
+
+def reject(state: ReactState, calls: list[dict], message: str) -> dict:
+    """The scratchpad with the rejected calls, each observed as the reviewer's refusal."""
+    steps = state.get("steps", []) + [{"thought": state.get("pending_thought", ""), "action": c["name"],
+                                        "input": query_of(c.get("args")),
+                                        "observation": f"The reviewer rejected this action: {message}"} for c in calls]
+    return {"steps": steps, "pending_thought": ""}
+
+
+def build() -> StateGraph:
+    """The shared ReAct loop around the text-protocol agent."""
+    review = make_review_tool_calls("pending", "tools", reject, after_step)
+    return react_graph(ReactState, agent, route_after_agent, review, record_step)
 
 
 PATTERN = Pattern(
@@ -201,7 +212,7 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"best_answer", "finish"}),
-    reset={"steps": [], "pending_thought": "", **LOOP_RESET},
+    state=ReactState,
     supports_review=True,
     result_fields=RESULT_FIELDS,
 )

@@ -6,8 +6,11 @@ between ``react`` and ``react_native``; this module holds the rest, and declares
 
 from __future__ import annotations
 
+from typing import Annotated, Literal
+
 from langchain_core.documents import Document
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import END, StateGraph
+from langgraph.runtime import Runtime
 
 from core.knowledge.citations import label_sources
 from core.patterns.common import (
@@ -16,10 +19,11 @@ from core.patterns.common import (
     BaseState,
     answer_from_documents,
     final,
-    make_contextualize,
+    graph_with_review,
     run_sources,
     say,
 )
+from core.patterns.state import per_turn
 from core.patterns.tools import (
     AgentTool,
     ToolRun,
@@ -41,18 +45,18 @@ RESULT_FIELDS = ("iterations", "parse_errors")  # the evaluation's step parse ra
 
 
 class LoopState(BaseState, total=False):
-    pending: list[dict]  # the tool call(s) waiting to run
-    iterations: int  # model replies so far
-    parse_errors: int  # replies that were not a well-formed step (always 0 with native tool calls)
-    final_answer: str
-    made: list[str]  # every tool call run this turn, as "name(query)": a repeat is not run again
-    repeat_noted: bool  # the agent has been told once that it repeated a call
-    repeated: str  # the call(s) of a step that only repeated earlier calls after that note: the loop stops there
+    """The fields of the loop both ReAct flavours share; each flavour adds its own scratchpad."""
 
-
-# the per-turn reset of the loop's fields; each flavour adds its own scratchpad
-LOOP_RESET = {"pending": [], "iterations": 0, "parse_errors": 0, "final_answer": "", "made": [], "repeat_noted": False,
-              "repeated": ""}
+    pending: Annotated[list[dict], per_turn([], "the tool call(s) waiting to run")]
+    iterations: Annotated[int, per_turn(0, "model replies so far")]
+    parse_errors: Annotated[int, per_turn(0, "replies that were not a well-formed step (always 0 with native tool "
+                                             "calls)")]
+    final_answer: Annotated[str, per_turn("", "the agent's final answer, once it gave one")]
+    made: Annotated[list[str], per_turn([], "every tool call run this turn, as 'name(query)': a repeat is not run "
+                                            "again")]
+    repeat_noted: Annotated[bool, per_turn(False, "the agent has been told once that it repeated a call")]
+    repeated: Annotated[str, per_turn("", "the call(s) of a step that only repeated earlier calls after that note: "
+                                          "the loop stops there")]
 
 
 REPEAT_NOTE = ("You already made this exact call in this turn, and its result above will not change. "
@@ -60,16 +64,12 @@ REPEAT_NOTE = ("You already made this exact call in this turn, and its result ab
                "question they do not cover yet.")
 
 
-def make_tools_of(ctx: RunContext):
+def tools_of(ctx: RunContext, state: dict) -> list[AgentTool]:
     """The run's tools: one retriever per source of the run (named after its collection), and the web."""
-
-    def tools_of(state: dict) -> list[AgentTool]:
-        return source_tools(run_sources(ctx, state), ctx.web_ready)
-
-    return tools_of
+    return source_tools(run_sources(ctx, state), ctx.web_ready)
 
 
-def make_tools_node(ctx: RunContext, tools_of, record_step):
+def make_tools_node(record_step):
     """Node ``tools``: run the pending call(s); ``record_step(state, call, run)`` returns the scratchpad update.
 
     A call identical to one already made this turn is not run again (its result cannot change): the
@@ -79,8 +79,9 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
     so, it can still answer or search the other half of a two-part question.)
     """
 
-    def run_tools(state: dict) -> dict:
-        tools = tools_of(state)
+    def tools(state: dict, runtime: Runtime[RunContext]) -> dict:
+        ctx = runtime.context
+        offered = tools_of(ctx, state)
         docs: list[Document] = list(state.get("documents", []))
         made: list[str] = list(state.get("made") or [])
         events, update, repeats, searched = [], {}, [], []
@@ -91,7 +92,7 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
                 repeats.append(key)
                 run = ToolRun(name, query, "repeated", text=REPEAT_NOTE, call_id=call.get("id", ""))
             else:
-                run = run_tool(ctx, tools, call)
+                run = run_tool(ctx, offered, call)
                 searched += run.searched
                 docs = merge_documents(docs, run.documents)
                 events.append(observation_event("tools", state.get("iterations", 0), run))
@@ -106,11 +107,11 @@ def make_tools_node(ctx: RunContext, tools_of, record_step):
         return {**update, "documents": docs, "pending": [], "trace": events, "made": made, "searched": searched,
                 **({"repeat_noted": True} if repeats else {}), **({"repeated": "; ".join(repeats)} if stuck else {})}
 
-    run_tools.__name__ = "tools"
-    return run_tools
+    return tools
 
 
 def counters(state: dict, settings) -> dict:
+    """The loop's budget as the trace shows it: steps, parse errors and tool calls."""
     return {"iterations": state.get("iterations", 0), "max_iterations": settings.max_iterations,
             "parse_errors": state.get("parse_errors", 0), "tool_calls": _tool_calls(state)}
 
@@ -119,80 +120,63 @@ def _tool_calls(state: dict) -> int:
     return len(state.get("made") or [])
 
 
-def make_finish(ctx: RunContext):
+def finish(state: dict, runtime: Runtime[RunContext]) -> dict:
     """Node: the agent's final answer, with the documents its tools returned as sources."""
-
-    def finish(state: dict) -> dict:
-        question = state["standalone_question"]
-        docs = state.get("documents", [])
-        answer = (state.get("final_answer") or "").strip()
-        c = counters(state, ctx.settings)
-        if not answer and docs:  # the model stopped without words: write the answer from what it found
-            answer = answer_from_documents(ctx, question, docs)
-        if not answer:
-            answer = say(question, "모델이 빈 답을 돌려주었습니다.", "The model returned an empty answer.")
-            return {**final(answer), **stop("finish", "error", "the agent ended with an empty reply", counters=c)}
-        reason = "answered" if c["tool_calls"] else "direct_answer"
-        message = (f"final answer after {c['iterations']} step(s), {c['tool_calls']} tool call(s)"
-                   + (f", {c['parse_errors']} parse error(s)" if c["parse_errors"] else ""))
-        return {**final(answer, docs), "sources": label_sources(docs), **stop("finish", reason, message, counters=c)}
-
-    return finish
+    ctx = runtime.context
+    question = state["standalone_question"]
+    docs = state.get("documents", [])
+    answer = (state.get("final_answer") or "").strip()
+    c = counters(state, ctx.settings)
+    if not answer and docs:  # the model stopped without words: write the answer from what it found
+        answer = answer_from_documents(ctx, question, docs)
+    if not answer:
+        answer = say(question, "모델이 빈 답을 돌려주었습니다.", "The model returned an empty answer.")
+        return {**final(answer), **stop("finish", "error", "the agent ended with an empty reply", counters=c)}
+    reason = "answered" if c["tool_calls"] else "direct_answer"
+    message = (f"final answer after {c['iterations']} step(s), {c['tool_calls']} tool call(s)"
+               + (f", {c['parse_errors']} parse error(s)" if c["parse_errors"] else ""))
+    return {**final(answer, docs), "sources": label_sources(docs), **stop("finish", reason, message, counters=c)}
 
 
-def make_best_answer(ctx: RunContext):
+def best_answer(state: dict, runtime: Runtime[RunContext]) -> dict:
     """Node: the step limit was reached; answer from the documents gathered so far, if any."""
-
-    def best_answer(state: dict) -> dict:
-        question = state["standalone_question"]
-        docs = state.get("documents", [])
-        c = counters(state, ctx.settings)
-        if state.get("repeated"):
-            reason, why = "repeated_action", f"the agent repeated {state['repeated']}, already made in this turn"
-        else:
-            reason, why = "max_iterations", f"stopped at the step limit ({c['iterations']} of {c['max_iterations']})"
-        if docs:
-            answer = answer_from_documents(ctx, question, docs, P.BEST_SO_FAR_NOTE)
-            return {**final(answer, docs), "sources": label_sources(docs),
-                    **stop("best_answer", reason, f"{why}: answered from {len(docs)} document(s) found so far",
-                           counters=c)}
-        if reason == "repeated_action":
-            answer = say(question, "에이전트가 같은 검색을 되풀이했고, 답할 근거를 찾지 못했습니다.",
-                         "The agent repeated a search it had already made and found no evidence to answer.")
-        else:
-            answer = say(question, f"단계 한도({c['max_iterations']}회)에 도달했지만 답할 근거를 찾지 못했습니다.",
-                         f"I reached the step limit ({c['max_iterations']}) without finding evidence to answer.")
-        return {**final(answer), **stop("best_answer", reason, f"{why}: no documents gathered", counters=c)}
-
-    return best_answer
+    ctx = runtime.context
+    question = state["standalone_question"]
+    docs = state.get("documents", [])
+    c = counters(state, ctx.settings)
+    if state.get("repeated"):
+        reason, why = "repeated_action", f"the agent repeated {state['repeated']}, already made in this turn"
+    else:
+        reason, why = "max_iterations", f"stopped at the step limit ({c['iterations']} of {c['max_iterations']})"
+    if docs:
+        answer = answer_from_documents(ctx, question, docs, P.BEST_SO_FAR_NOTE)
+        return {**final(answer, docs), "sources": label_sources(docs),
+                **stop("best_answer", reason, f"{why}: answered from {len(docs)} document(s) found so far",
+                       counters=c)}
+    if reason == "repeated_action":
+        answer = say(question, "에이전트가 같은 검색을 되풀이했고, 답할 근거를 찾지 못했습니다.",
+                     "The agent repeated a search it had already made and found no evidence to answer.")
+    else:
+        answer = say(question, f"단계 한도({c['max_iterations']}회)에 도달했지만 답할 근거를 찾지 못했습니다.",
+                     f"I reached the step limit ({c['max_iterations']}) without finding evidence to answer.")
+    return {**final(answer), **stop("best_answer", reason, f"{why}: no documents gathered", counters=c)}
 
 
-def after_step(ctx: RunContext, next_node: str):
-    """Router after a tool step or a rejection: another model step while the budget lasts (the run's
-    ``max_iterations``, read when it routes) and the agent is not repeating itself."""
-
-    def route(state: dict) -> str:
-        if state.get("repeated"):
-            return "best_answer"
-        return next_node if state.get("iterations", 0) < ctx.settings.max_iterations else "best_answer"
-
-    return route
+def after_step(state: dict, runtime: Runtime[RunContext]) -> Literal["agent", "best_answer"]:
+    """Router after a tool step, a parse error or a rejection: another model step while the budget lasts (the
+    run's ``max_iterations``, read when it routes) and the agent is not repeating itself."""
+    if state.get("repeated"):
+        return "best_answer"
+    return "agent" if state.get("iterations", 0) < runtime.context.settings.max_iterations else "best_answer"
 
 
-def wire_react_loop(builder: StateGraph, ctx: RunContext, agent, route_after_agent, review, tools_of,
-                    record_step) -> StateGraph:
-    """The loop both ReAct flavours share; only the agent node and its protocol differ."""
-    builder.add_node("contextualize", make_contextualize(ctx))
-    builder.add_node("agent", agent)
-    builder.add_node("review_tool_calls", review, destinations=("tools", "agent", "best_answer"))
-    builder.add_node("tools", make_tools_node(ctx, tools_of, record_step))
-    builder.add_node("finish", make_finish(ctx))
-    builder.add_node("best_answer", make_best_answer(ctx))
-
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "agent")
+def react_graph(state_schema: type, agent, route_after_agent, review, record_step) -> StateGraph:
+    """The loop both ReAct flavours share; only the agent node, its router and its protocol (``record_step``,
+    the review's refusal) differ."""
+    builder = graph_with_review(state_schema, (agent, make_tools_node(record_step), finish, best_answer), "agent",
+                                review, ("tools", "agent", "best_answer"))
     builder.add_conditional_edges("agent", route_after_agent)
-    builder.add_conditional_edges("tools", after_step(ctx, "agent"), ["agent", "best_answer"])
+    builder.add_conditional_edges("tools", after_step)
     builder.add_edge("finish", END)
     builder.add_edge("best_answer", END)
     return builder

@@ -7,22 +7,23 @@ continues) or is the final answer. ``max_iterations`` bounds the model replies.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.graph import StateGraph
+from langgraph.runtime import Runtime
 
 from core.patterns import Pattern
 from core.patterns.react_loop import (
-    LOOP_RESET,
     REASONS,
     RESULT_FIELDS,
     LoopState,
     after_step,
-    make_tools_of,
     max_llm_calls,
-    wire_react_loop,
+    react_graph,
+    tools_of,
 )
+from core.patterns.state import per_turn
 from core.patterns.tool_review import make_review_tool_calls
 from core.patterns.tools import (
     action_event,
@@ -39,52 +40,65 @@ from core.runtime.context import RunContext
 
 
 class ReactNativeState(LoopState, total=False):
-    agent_messages: list[AnyMessage]  # this turn's tool-calling exchange (the conversation stays in messages)
+    """The tool-calling agent's exchange, on top of the shared loop's fields."""
+
+    agent_messages: Annotated[list[AnyMessage], per_turn([], "this turn's tool-calling exchange (the conversation "
+                                                             "stays in messages)")]
 
 
-def build(ctx: RunContext) -> StateGraph:
-    tools_of = make_tools_of(ctx)
+def agent(state: ReactNativeState, runtime: Runtime[RunContext]) -> dict:
+    """Node: one model reply with the tools bound: its tool calls (at most MAX_TOOL_CALLS), or the final answer."""
+    ctx = runtime.context
+    iteration = state.get("iterations", 0) + 1
+    exchange = state.get("agent_messages", [])
+    tools = tools_of(ctx, state)
+    listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
+    model = bind_agent_tools(ctx.llm, tools, parallel=True)
+    reply = model.invoke([SystemMessage(P.REACT_NATIVE_SYSTEM), HumanMessage(state["standalone_question"]),
+                          *compact_tool_messages(exchange)])
+    text = str(reply.content or "").strip()
+    if not reply.tool_calls:
+        return {"iterations": iteration, "final_answer": text, "pending": [],
+                "trace": listed + [final_event("agent", text)]}
+    calls, notes = cap_calls(reply.tool_calls, "agent")
+    events = listed + ([thought_event("agent", iteration, text)] if text else [])
+    events += [action_event("agent", iteration, c) for c in calls] + notes
+    return {"iterations": iteration, "pending": calls, "agent_messages": exchange + [with_calls(reply, calls)],
+            "trace": events}
 
-    def agent(state: ReactNativeState) -> dict:
-        iteration = state.get("iterations", 0) + 1
-        exchange = state.get("agent_messages", [])
-        tools = tools_of(state)
-        listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
-        model = bind_agent_tools(ctx.llm, tools, parallel=True)
-        reply = model.invoke([SystemMessage(P.REACT_NATIVE_SYSTEM), HumanMessage(state["standalone_question"]),
-                              *compact_tool_messages(exchange)])
-        text = str(reply.content or "").strip()
-        if not reply.tool_calls:
-            return {"iterations": iteration, "final_answer": text, "pending": [],
-                    "trace": listed + [final_event("agent", text)]}
-        calls, notes = cap_calls(reply.tool_calls, "agent")
-        events = listed + ([thought_event("agent", iteration, text)] if text else [])
-        events += [action_event("agent", iteration, c) for c in calls] + notes
-        return {"iterations": iteration, "pending": calls, "agent_messages": exchange + [with_calls(reply, calls)],
-                "trace": events}
 
-    def route_after_agent(state: ReactNativeState) -> Literal["review_tool_calls", "tools", "finish"]:
-        if state.get("pending"):
-            return "review_tool_calls" if state.get("review") else "tools"
-        return "finish"
+def route_after_agent(state: ReactNativeState) -> Literal["review_tool_calls", "tools", "finish"]:
+    """Router: the tool calls (reviewed first when asked), or the final answer."""
+    if state.get("pending"):
+        return "review_tool_calls" if state.get("review") else "tools"
+    return "finish"
 
-    def record_step(state: ReactNativeState, call: dict, run) -> dict:
-        result = ToolMessage(content=run.text, tool_call_id=call["id"], name=call["name"])
-        return {"agent_messages": state.get("agent_messages", []) + [result]}
 
-    def reject(state: ReactNativeState, calls: list[dict], message: str) -> dict:
-        refusals = [ToolMessage(content=f"The reviewer rejected this call: {message}", tool_call_id=c["id"], name=c["name"])
-                    for c in calls]
-        return {"agent_messages": state.get("agent_messages", []) + refusals}
+def record_step(state: ReactNativeState, call: dict, run) -> dict:
+    """The exchange with the tool's result as a ToolMessage answering its call."""
+    result = ToolMessage(content=run.text, tool_call_id=call["id"], name=call["name"])
+    return {"agent_messages": state.get("agent_messages", []) + [result]}
 
-    def edit(state: ReactNativeState, calls: list[dict]) -> dict:
-        exchange = list(state.get("agent_messages", []))
-        if exchange and exchange[-1].type == "ai":  # the history says what actually ran
-            exchange[-1] = with_calls(exchange[-1], calls)
-        return {"agent_messages": exchange}
 
-    review = make_review_tool_calls("pending", "tools", reject, after_step(ctx, "agent"), edit)
-    return wire_react_loop(StateGraph(ReactNativeState), ctx, agent, route_after_agent, review, tools_of, record_step)
+def reject(state: ReactNativeState, calls: list[dict], message: str) -> dict:
+    """The exchange with each rejected call answered by the reviewer's refusal."""
+    refusals = [ToolMessage(content=f"The reviewer rejected this call: {message}", tool_call_id=c["id"], name=c["name"])
+                for c in calls]
+    return {"agent_messages": state.get("agent_messages", []) + refusals}
+
+
+def edit(state: ReactNativeState, calls: list[dict]) -> dict:
+    """The exchange saying what actually ran: the agent's last message carries the edited calls."""
+    exchange = list(state.get("agent_messages", []))
+    if exchange and exchange[-1].type == "ai":  # the history says what actually ran
+        exchange[-1] = with_calls(exchange[-1], calls)
+    return {"agent_messages": exchange}
+
+
+def build() -> StateGraph:
+    """The shared ReAct loop around the tool-calling agent."""
+    review = make_review_tool_calls("pending", "tools", reject, after_step, edit)
+    return react_graph(ReactNativeState, agent, route_after_agent, review, record_step)
 
 
 PATTERN = Pattern(
@@ -99,7 +113,7 @@ PATTERN = Pattern(
     build=build,
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"agent", "best_answer", "finish"}),
-    reset={"agent_messages": [], **LOOP_RESET},
+    state=ReactNativeState,
     supports_review=True,
     result_fields=RESULT_FIELDS,
 )

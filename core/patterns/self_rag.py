@@ -14,6 +14,7 @@ from typing import Annotated, Literal, TypedDict
 
 from langchain_core.documents import Document
 from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from core.knowledge.sources import MAX_OFFERED, closest
@@ -24,13 +25,11 @@ from core.patterns.common import (
     NO_RELEVANT_DOCUMENTS,
     USER_REJECTED,
     BaseState,
-    add_nodes,
-    add_router,
     after_grading,
     answer_directly,
     answer_from_documents,
     final,
-    make_contextualize,
+    graph_with_review,
     make_review_documents,
     rewrite_query,
     run_sources,
@@ -38,6 +37,7 @@ from core.patterns.common import (
     search_collections,
     search_web,
 )
+from core.patterns.state import per_question, per_turn, question_defaults
 from core.prompts import workflow as P
 from core.runtime.context import RunContext
 from core.runtime.trace import Reason, add_or_reset, doc_ref, event, stop
@@ -54,52 +54,67 @@ MAX_FANOUT = 4  # sources searched in parallel per round (collections and web): 
 
 
 class SelfRagState(BaseState, total=False):
-    retrieval: str  # "yes" / "no": does this question need documents at all
-    query: str  # what is searched; rewrites change it, the question stays
-    search_sources: list[str]
-    search_results: Annotated[list[Document], add_or_reset]
-    relevance_retries: int
-    generations: int
-    grounded: str  # the hallucination grader's verdict, its fallback ("no") included: what the routers read
-    grounding: str  # "yes" / "no" for the answer the run returns, "" when unchecked or the grader failed
-    usefulness: int
-    feedback: str  # why the last answer was rejected, for the next generation
-    best: dict  # the best grounded answer so far: {answer, score, documents}
+    """Self-RAG's fields; those of the question being answered start over when a reviewer edits it."""
+
+    retrieval: Annotated[str, per_turn("", "'yes' / 'no': does this question need documents at all")]
+    query: Annotated[str, per_question("", "what is searched; rewrites change it, the question stays")]
+    search_sources: Annotated[list[str], per_turn([], "the sources the router chose to search this round")]
+    search_results: Annotated[list[Document], per_question(None, "what this round's searches found, before grading"),
+                              add_or_reset]
+    relevance_retries: Annotated[int, per_question(0, "query rewrites spent (of max_rewrites)")]
+    generations: Annotated[int, per_question(0, "answers written (1 + the regenerations spent of max_generations)")]
+    grounded: Annotated[str, per_question("", "the hallucination grader's verdict, its fallback ('no') included: "
+                                              "what the routers read")]
+    grounding: Annotated[str, per_question("", "'yes' / 'no' for the answer the run returns, '' when unchecked or "
+                                               "the grader failed")]
+    usefulness: Annotated[int, per_question(0, "the usefulness grader's score of the last answer (1-5)")]
+    feedback: Annotated[str, per_question("", "why the last answer was rejected, for the next generation")]
+    best: Annotated[dict, per_question({}, "the best grounded answer so far: {answer, score, documents}")]
 
 
 # ---------------------------------------------------------------- the search subgraph
 
 
 class SearchInput(TypedDict):
+    """What the search subgraph is given: the query and the sources to search."""
+
     query: str
     search_sources: list[str]
 
 
 class SearchState(SearchInput, total=False):
+    """The search subgraph's state: what its branches found, traced and searched (handed up)."""
+
     search_results: Annotated[list[Document], add_or_reset]
     trace: Annotated[list[dict], add_or_reset]
     searched: Annotated[list[str], add_or_reset]  # handed up to the main graph's field of the same name
 
 
 class SourceTask(TypedDict):
+    """One fanned-out search: the query and one source (a collection id, or 'web')."""
+
     query: str
     source: str
 
 
-def build_search(ctx: RunContext):
+def fan_out(state: SearchState) -> list[Send]:
+    """One search task per selected source."""
+    return [Send("search_source", {"query": state["query"], "source": s}) for s in state["search_sources"]]
+
+
+def search_source(task: SourceTask, runtime: Runtime[RunContext]) -> dict:
+    """Node: search one source (a collection, or the web) for the query."""
+    ctx = runtime.context
+    if task["source"] == "web":
+        docs, ev, _ = search_web(ctx, "search_source", task["query"])
+        return {"search_results": docs, "trace": [ev], "searched": ["web"]}
+    docs, events = search_collections(ctx, "search_source", [task["source"]], task["query"])
+    return {"search_results": docs, "trace": events, "searched": [task["source"]]}
+
+
+def build_search():
     """Subgraph: one parallel branch per selected source; results meet in the list reducer."""
-
-    def fan_out(state: SearchState) -> list[Send]:
-        return [Send("search_source", {"query": state["query"], "source": s}) for s in state["search_sources"]]
-
-    def search_source(task: SourceTask) -> dict:
-        if task["source"] == "web":
-            docs, ev, _ = search_web(ctx, "search_source", task["query"])
-            return {"search_results": docs, "trace": [ev], "searched": ["web"]}
-        docs, events = search_collections(ctx, "search_source", [task["source"]], task["query"])
-        return {"search_results": docs, "trace": events, "searched": [task["source"]]}
-
-    builder = StateGraph(SearchState, input_schema=SearchInput, output_schema=SearchState)
+    builder = StateGraph(SearchState, context_schema=RunContext, input_schema=SearchInput, output_schema=SearchState)
     builder.add_node(search_source)
     builder.add_conditional_edges(START, fan_out, ["search_source"])
     builder.add_edge("search_source", END)
@@ -110,11 +125,14 @@ def build_search(ctx: RunContext):
 
 
 def counters(ctx: RunContext, state: SelfRagState) -> dict:
+    """Both budgets as the trace shows them: rewrites and generations, spent and allowed."""
     return {"relevance_retries": state.get("relevance_retries", 0), "generations": state.get("generations", 0),
             "max_rewrites": ctx.settings.max_rewrites, "max_generations": ctx.settings.max_generations}
 
 
-def decide_retrieval(ctx: RunContext, state: SelfRagState) -> dict:
+def decide_retrieval(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: does the question need documents at all (the retrieval-need grader)."""
+    ctx = runtime.context
     outcome = graders.needs_retrieval(ctx.grader, state["standalone_question"], run_sources(ctx, state),
                                       ctx.thresholds)
     need, kind = outcome.value.retrieve, outcome.value.kind.replace("_", " ")
@@ -125,16 +143,20 @@ def decide_retrieval(ctx: RunContext, state: SelfRagState) -> dict:
                             grader="retrieval_need", verdict=need, reason=reason, **outcome.trace_fields())]}
 
 
-def route_retrieval(ctx: RunContext, state: SelfRagState) -> Literal["select_sources", "direct_answer"]:
+def route_retrieval(state: SelfRagState) -> Literal["select_sources", "direct_answer"]:
+    """Router: search, or answer directly."""
     return "direct_answer" if state["retrieval"] == "no" else "select_sources"
 
 
-def direct_answer(ctx: RunContext, state: SelfRagState) -> dict:
-    return {**final(answer_directly(ctx, state["messages"])),
+def direct_answer(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: answer from the conversation, without retrieval."""
+    return {**final(answer_directly(runtime.context, state["messages"])),
             **stop("direct_answer", "direct_answer", "answered directly: no retrieval needed")}
 
 
-def select_sources(ctx: RunContext, state: SelfRagState) -> dict:
+def select_sources(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the sources to search this round (a shortlist by description first when there are many)."""
+    ctx = runtime.context
     sources, events = run_sources(ctx, state), []
     if len(sources) > MAX_OFFERED:
         sources, scores = closest(ctx.kb, state["query"], sources, MAX_OFFERED)
@@ -154,7 +176,9 @@ def select_sources(ctx: RunContext, state: SelfRagState) -> dict:
     return {"search_sources": chosen, "search_results": None, "trace": events}
 
 
-def grade_documents(ctx: RunContext, state: SelfRagState) -> dict:
+def grade_documents(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: grade each search result's relevance; the relevant ones are what the answer may use."""
+    ctx = runtime.context
     docs = state.get("search_results", [])
     outcomes = graders.grade_documents_for_answer(ctx.grader, state["standalone_question"], docs,
                                                   ctx.settings.max_concurrency, ctx.thresholds)
@@ -169,12 +193,15 @@ def grade_documents(ctx: RunContext, state: SelfRagState) -> dict:
     return {"documents": kept, "trace": events}
 
 
-def route_after_grading(ctx: RunContext,
-                        state: SelfRagState) -> Literal["review_documents", "generate", "rewrite_question", "finish"]:
-    return after_grading(state, state.get("relevance_retries", 0) < ctx.settings.max_rewrites, "finish")
+def route_after_grading(state: SelfRagState, runtime: Runtime[RunContext]
+                        ) -> Literal["review_documents", "generate", "rewrite_question", "finish"]:
+    """Router: review or answer when a document passed, else rewrite while the budget lasts, else finish."""
+    return after_grading(state, state.get("relevance_retries", 0) < runtime.context.settings.max_rewrites, "finish")
 
 
-def rewrite_question(ctx: RunContext, state: SelfRagState) -> dict:
+def rewrite_question(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: rewrite the search query (no relevant documents, or an answer not useful enough)."""
+    ctx = runtime.context
     retries = state.get("relevance_retries", 0) + 1
     why = ("no relevant documents" if not state.get("documents")
            else f"answer not useful enough ({state.get('usefulness')}/5)")
@@ -182,7 +209,9 @@ def rewrite_question(ctx: RunContext, state: SelfRagState) -> dict:
     return {"query": query, "relevance_retries": retries, "documents": [], "feedback": "", "trace": events}
 
 
-def generate(ctx: RunContext, state: SelfRagState) -> dict:
+def generate(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: an answer from the relevant documents (a regeneration is told why the last one failed)."""
+    ctx = runtime.context
     docs = state["documents"]
     extra = P.REGENERATE_NOTE.format(reason=state["feedback"]) if state.get("feedback") else ""
     answer = answer_from_documents(ctx, state["standalone_question"], docs, extra)
@@ -195,7 +224,9 @@ def generate(ctx: RunContext, state: SelfRagState) -> dict:
     return update
 
 
-def grade_hallucination(ctx: RunContext, state: SelfRagState) -> dict:
+def grade_hallucination(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: is the answer grounded in the documents."""
+    ctx = runtime.context
     outcome = graders.grade_grounded(ctx.grader, state["documents"], state["answer"], state["standalone_question"],
                                      ctx.thresholds)
     grounded = outcome.value.grounded
@@ -208,13 +239,17 @@ def grade_hallucination(ctx: RunContext, state: SelfRagState) -> dict:
     return update
 
 
-def route_after_hallucination(ctx: RunContext, state: SelfRagState) -> Literal["grade_usefulness", "generate", "finish"]:
+def route_after_hallucination(state: SelfRagState, runtime: Runtime[RunContext]
+                              ) -> Literal["grade_usefulness", "generate", "finish"]:
+    """Router: grade usefulness when grounded, else regenerate while the budget lasts, else finish."""
     if state["grounded"] == "yes":
         return "grade_usefulness"
-    return "generate" if state["generations"] <= ctx.settings.max_generations else "finish"
+    return "generate" if state["generations"] <= runtime.context.settings.max_generations else "finish"
 
 
-def grade_usefulness(ctx: RunContext, state: SelfRagState) -> dict:
+def grade_usefulness(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: score the grounded answer's usefulness (1-5) and keep the best so far."""
+    ctx = runtime.context
     outcome = graders.grade_usefulness(ctx.grader, state["standalone_question"], state["answer"], ctx.thresholds)
     score = outcome.value.score
     update: dict = {"usefulness": score}
@@ -232,7 +267,11 @@ def grade_usefulness(ctx: RunContext, state: SelfRagState) -> dict:
     return update
 
 
-def route_after_usefulness(ctx: RunContext, state: SelfRagState) -> Literal["accept", "generate", "rewrite_question", "finish"]:
+def route_after_usefulness(state: SelfRagState, runtime: Runtime[RunContext]
+                           ) -> Literal["accept", "generate", "rewrite_question", "finish"]:
+    """Router: accept at ACCEPT_USEFULNESS, regenerate a partly useful answer, rewrite a useless one; finish when the
+    budget is spent."""
+    ctx = runtime.context
     score = state["usefulness"]
     if score >= ACCEPT_USEFULNESS:
         return "accept"
@@ -241,14 +280,16 @@ def route_after_usefulness(ctx: RunContext, state: SelfRagState) -> Literal["acc
     return "rewrite_question" if state.get("relevance_retries", 0) < ctx.settings.max_rewrites else "finish"
 
 
-def accept(ctx: RunContext, state: SelfRagState) -> dict:
+def accept(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
+    """Node: the grounded, useful answer is the turn's answer."""
     return {**final(state["answer"], state["documents"]),
             **stop("accept", "accepted", f"answer accepted: grounded and useful ({state['usefulness']}/5)",
-                   counters=counters(ctx, state))}
+                   counters=counters(runtime.context, state))}
 
 
-def finish(ctx: RunContext, state: SelfRagState) -> dict:
+def finish(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
     """A budget ran out: the best grounded answer so far, or an honest 'not enough evidence'."""
+    ctx = runtime.context
     c = counters(ctx, state)
     spent = (f"{c['relevance_retries']} of {ctx.settings.max_rewrites} rewrite(s) and "
              f"{max(c['generations'] - 1, 0)} of {ctx.settings.max_generations} regeneration(s)")
@@ -270,31 +311,25 @@ def finish(ctx: RunContext, state: SelfRagState) -> dict:
 
 def new_question(state: SelfRagState, question: str) -> dict:
     """An edited question starts over: searched as written, budgets and the best answer so far cleared."""
-    return {"query": question, "search_results": None, "relevance_retries": 0, "generations": 0,
-            "grounded": "", "grounding": "", "usefulness": 0, "feedback": "", "best": {}}
+    return {**question_defaults(SelfRagState), "query": question}
 
 
-def build(ctx: RunContext) -> StateGraph:
-    builder = StateGraph(SelfRagState)
-    builder.add_node("contextualize", make_contextualize(ctx))
-    add_nodes(builder, ctx, decide_retrieval, direct_answer, select_sources)
-    builder.add_node("multi_search", build_search(ctx))
-    builder.add_node("review_documents", make_review_documents(lambda state: "select_sources", on_edit=new_question),
-                     destinations=("generate", "select_sources", END))
-    add_nodes(builder, ctx, grade_documents, rewrite_question, generate, grade_hallucination, grade_usefulness, accept,
-              finish)
-
-    builder.add_edge(START, "contextualize")
-    builder.add_edge("contextualize", "decide_retrieval")
-    add_router(builder, "decide_retrieval", route_retrieval, ctx)
+def build() -> StateGraph:
+    """Decide on retrieval, search the chosen sources in parallel, grade, (review,) answer, grade the answer, loop."""
+    review = make_review_documents("select_sources", on_edit=new_question)
+    builder = graph_with_review(SelfRagState, (decide_retrieval, direct_answer, select_sources, grade_documents,
+                                               rewrite_question, generate, grade_hallucination, grade_usefulness, accept,
+                                               finish), "decide_retrieval", review, ("generate", "select_sources", END))
+    builder.add_node("multi_search", build_search())
+    builder.add_conditional_edges("decide_retrieval", route_retrieval)
     builder.add_edge("direct_answer", END)
     builder.add_edge("select_sources", "multi_search")
     builder.add_edge("multi_search", "grade_documents")
-    add_router(builder, "grade_documents", route_after_grading, ctx)
+    builder.add_conditional_edges("grade_documents", route_after_grading)
     builder.add_edge("rewrite_question", "select_sources")
     builder.add_edge("generate", "grade_hallucination")
-    add_router(builder, "grade_hallucination", route_after_hallucination, ctx)
-    add_router(builder, "grade_usefulness", route_after_usefulness, ctx)
+    builder.add_conditional_edges("grade_hallucination", route_after_hallucination)
+    builder.add_conditional_edges("grade_usefulness", route_after_usefulness)
     builder.add_edge("accept", END)
     builder.add_edge("finish", END)
     return builder
@@ -336,6 +371,5 @@ PATTERN = Pattern(
     max_llm_calls=max_llm_calls,
     answer_nodes=frozenset({"generate", "direct_answer"}),
     supports_review=True,
-    reset={"retrieval": "", "query": "", "search_sources": [], "search_results": None, "relevance_retries": 0, "generations": 0,
-           "grounded": "", "grounding": "", "usefulness": 0, "feedback": "", "best": {}},
+    state=SelfRagState,
 )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from core.patterns.tools import new_call, query_of, short
+from core.runtime.context import RunContext
 from core.runtime.review import normalise_decision, tool_approval
 from core.runtime.trace import event
 
@@ -26,16 +28,16 @@ def edited_calls(pending: list[dict], decision: dict) -> list[dict]:
 
 def make_review_tool_calls(pending_key: str, act_node: str,
                            on_reject: Callable[[dict, list[dict], str], dict],
-                           after_reject: Callable[[dict], str],
+                           after_reject: Callable[[dict, Runtime[RunContext]], str],
                            on_edit: Callable[[dict, list[dict]], dict] | None = None):
     """Node: pause before tools run; approve runs them, edit runs the edited calls, reject tells the agent.
 
     ``on_reject(state, calls, message)`` returns the state update that feeds the refusal back to the
-    agent; ``after_reject(state)`` names the node to continue at (the agent, or the end of its budget);
+    agent; ``after_reject(state, runtime)`` names the node to continue at (the agent, or the end of its budget);
     ``on_edit(state, calls)`` may rewrite what the agent's history says it asked for.
     """
 
-    def review_tool_calls(state: dict) -> Command:
+    def review_tool_calls(state: dict, runtime: Runtime[RunContext]) -> Command:
         calls = state.get(pending_key) or []
         decision = normalise_decision(interrupt(tool_approval("review_tool_calls", state["standalone_question"], calls)))
         action = decision["action"]
@@ -54,7 +56,7 @@ def make_review_tool_calls(pending_key: str, act_node: str,
                      reason=f"rejected by the reviewer: {message}")
         update = on_reject(state, calls, message)
         update["trace"] = [note] + list(update.get("trace") or [])
-        return Command(goto=after_reject({**state, **update}), update={**update, pending_key: []})
+        return Command(goto=after_reject({**state, **update}, runtime), update={**update, pending_key: []})
 
     return review_tool_calls
 

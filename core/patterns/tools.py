@@ -28,6 +28,8 @@ MAX_TOOL_CALLS = 3  # per agent turn; more are dropped (and traced)
 
 @dataclass(frozen=True)
 class AgentTool:
+    """A tool an agent may call: a retriever over collections, or the web search."""
+
     name: str
     description: str
     collections: tuple[str, ...] = ()  # searched together, merged by score
@@ -118,6 +120,8 @@ def merge_documents(old: list[Document], new: list[Document]) -> list[Document]:
 
 @dataclass
 class ToolRun:
+    """One tool call's run: what it searched, its status, its documents and the observation the model reads."""
+
     name: str
     query: str
     status: str  # ok | empty | unavailable | error
@@ -172,16 +176,19 @@ def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict) -> ToolRun:
 
 
 def short(text, limit: int = SHORT) -> str:
+    """The text on one line, cut to ``limit`` characters with an ellipsis."""
     text = " ".join(str(text or "").split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def thought_event(node: str, iteration: int, thought: str) -> dict:
+    """The trace event of an agent's thought at one step."""
     return event(node, "info", grader="agent", step="thought", target="thought", verdict=f"step {iteration}",
                  reason=short(thought))
 
 
 def action_event(node: str, iteration: int, call: dict) -> dict:
+    """The trace event of an agent's tool call at one step."""
     args = call.get("args")
     shown = args if isinstance(args, str) else json.dumps(args or {}, ensure_ascii=False)
     return event(node, "route", grader="agent", step="action", target=call.get("name", "?"), verdict=f"step {iteration}",
@@ -189,6 +196,7 @@ def action_event(node: str, iteration: int, call: dict) -> dict:
 
 
 def observation_event(node: str, iteration: int, run: ToolRun) -> dict:
+    """The trace event of a tool's result: what it searched and what it found."""
     summary = f"{len(run.documents)} documents" if run.status == "ok" else run.status
     return event(node, "tool", grader=run.name or "?", step="observation", target=short(run.query, 120),
                  verdict=summary, reason=short(run.text), iteration=iteration,
@@ -199,10 +207,12 @@ def observation_event(node: str, iteration: int, run: ToolRun) -> dict:
 
 
 def final_event(node: str, answer: str) -> dict:
+    """The trace event of an agent's final answer."""
     return event(node, "info", grader="agent", step="final", target="final answer", reason=short(answer))
 
 
 def new_call(name: str, query: str, prefix: str = "call") -> dict:
+    """A tool call of ``name`` with ``query`` and a fresh id."""
     return {"name": name, "args": {"query": query}, "id": f"{prefix}_{uuid.uuid4().hex[:10]}", "type": "tool_call"}
 
 
@@ -227,6 +237,7 @@ def compact_tool_messages(messages: list[AnyMessage], keep_last: int = 2, chars:
 
 
 def with_calls(message: AIMessage, calls: list[dict]) -> AIMessage:
+    """The model's message carrying exactly ``calls`` (what was really run)."""
     return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
 
 

@@ -78,10 +78,12 @@ def disagreement(result: dict) -> bool:
 
 
 def outcome_tone(status: str) -> str:
+    """The badge tone of an outcome (neutral for an unknown one)."""
     return OUTCOMES.get(status, ("neutral", status))[0]
 
 
 def outcome_label(status: str) -> str:
+    """The badge label of an outcome (the status itself for an unknown one)."""
     return OUTCOMES.get(status, ("neutral", status))[1]
 
 

@@ -10,7 +10,10 @@ from collections import deque
 
 
 class RunSlots:
+    """The process's run slots: at most ``limit`` runs at once, the rest waiting in arrival order."""
+
     def __init__(self):
+        """No run holds a slot, none waits."""
         self._cond = threading.Condition()
         self._running = 0
         self._queue: deque[object] = deque()
@@ -47,6 +50,7 @@ class RunSlots:
 
     @property
     def running(self) -> int:
+        """How many runs hold a slot now."""
         return self._running
 
 

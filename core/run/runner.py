@@ -77,7 +77,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         ctx = ctx or make_context(settings, **options)
         provider = resolve_provider(settings)
         result.update(provider=provider, model=model_name(settings, provider), retrieval=ctx.retrieval)
-        graph = run_graph(pattern, ctx, get_checkpointer(settings))
+        graph = run_graph(pattern, get_checkpointer(settings))
     except Exception as exc:  # provider misconfigured, model missing: one clear line
         result.update(_failure("error", friendly_error(exc, settings)), **_totals({}, [], started))
         yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
@@ -169,7 +169,7 @@ def _graph_input(pattern, question: str | None, options: dict, resume: Any, cont
     if continue_from is not None:  # a fork: the thread's newest checkpoint already holds the changed state
         return None
     chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
-    graph_input = turn_input(question, {**pattern.reset, **chosen}, review=bool(options.get("review")))
+    graph_input = turn_input(pattern.state, question, chosen, review=bool(options.get("review")))
     graph_input["messages"] = [HumanMessage(question, id=turn_message_id(run_id))]  # how a turn finds its run
     return graph_input
 

@@ -44,6 +44,7 @@ class RunSpans(BaseCallbackHandler):
 
     def __init__(self, tracer, settings, *, pattern_id: str, thread_id: str, run_id: int,
                  question: str | None, resuming: bool) -> None:
+        """Open the run's root span (its pattern, thread, run id and question); node and model spans go under it."""
         self.tracer, self.settings = tracer, settings
         self.lock = threading.Lock()
         self.open: dict[UUID, Span] = {}
@@ -62,6 +63,7 @@ class RunSpans(BaseCallbackHandler):
 
     def on_chain_start(self, serialized, inputs, *, run_id: UUID, parent_run_id: UUID | None = None,
                        metadata: dict | None = None, **kwargs: Any) -> None:
+        """Open a node's span (a chain inside a node, a router among them, passes its children on)."""
         node = (metadata or {}).get("langgraph_node")
         # the node itself, not a chain in it; "__start__" of a subgraph only passes the parent's state on
         if parent_run_id is not None and node and kwargs.get("name") == node and not node.startswith("__"):
@@ -79,6 +81,7 @@ class RunSpans(BaseCallbackHandler):
                 self.routers.add(run_id)
 
     def on_chain_end(self, outputs, *, run_id: UUID, **kwargs: Any) -> None:
+        """Close a node's span with its decisions; a router's choice goes on its node's span as ``rag.next``."""
         with self.lock:
             holder, router = self.through.pop(run_id, None), run_id in self.routers
             self.routers.discard(run_id)
@@ -89,6 +92,7 @@ class RunSpans(BaseCallbackHandler):
             holder.set_attribute("rag.next", outputs)  # a conditional edge's choice, e.g. generate
 
     def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Close a node's span as failed (or as paused, for a review interrupt)."""
         with self.lock:
             self.through.pop(run_id, None)
             self.routers.discard(run_id)
@@ -152,6 +156,7 @@ class RunSpans(BaseCallbackHandler):
     def on_chat_model_start(self, serialized, messages, *, run_id: UUID, parent_run_id: UUID | None = None,
                             metadata: dict | None = None, invocation_params: dict | None = None,
                             **kwargs: Any) -> None:
+        """Open a model call's span with its model, parameters and messages."""
         params, meta = invocation_params or {}, metadata or {}
         name = kwargs.get("name") or (serialized or {}).get("name") or "llm"
         attrs = {KIND: Kind.LLM.value, "rag.node": meta.get("langgraph_node"),
@@ -162,6 +167,7 @@ class RunSpans(BaseCallbackHandler):
         self._start(run_id, parent_run_id, name, attrs)
 
     def on_llm_end(self, response, *, run_id: UUID, **kwargs: Any) -> None:
+        """Close a model call's span with its reply and token counts."""
         with self.lock:
             span = self.open.pop(run_id, None)
         if span is None:
@@ -174,21 +180,25 @@ class RunSpans(BaseCallbackHandler):
         self._close(span, attrs)
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Close a model call's span as failed."""
         self._fail(run_id, error)
 
     def on_tool_start(self, serialized, input_str: str, *, run_id: UUID, parent_run_id: UUID | None = None,
                       **kwargs: Any) -> None:
+        """Open a tool call's span with its input."""
         name = (serialized or {}).get("name") or kwargs.get("name") or "tool"
         self._start(run_id, parent_run_id, name, {KIND: Kind.TOOL.value, Attr.TOOL_NAME: name,
                                                   Attr.INPUT_VALUE: input_str})
 
     def on_tool_end(self, output, *, run_id: UUID, **kwargs: Any) -> None:
+        """Close a tool call's span with its output."""
         with self.lock:
             span = self.open.pop(run_id, None)
         if span is not None:
             self._close(span, {Attr.OUTPUT_VALUE: str(getattr(output, "content", output))})
 
     def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        """Close a tool call's span as failed."""
         self._fail(run_id, error)
 
     # ------------------------------------------------------------ the run

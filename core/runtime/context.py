@@ -1,10 +1,10 @@
 """What a graph's nodes need at run time: models, knowledge base, web search and options.
 
 Nodes reach models and clients (and the keys inside them) through a RunContext, never through graph state or
-checkpoints. A graph is built either over one run's context (``build(ctx)``: the diagrams, the steps of a
-thread) or over ``CURRENT_RUN``, which stands for the context of whichever run executes the node: the run
-passes its own RunContext as LangGraph's runtime context (``graph.stream(..., context=ctx)``), so one
-compiled graph serves every run (core.patterns.run_graph). A resumed run simply builds a fresh context.
+checkpoints: every pattern's graph is built with ``context_schema=RunContext``, a run streams it with its own
+context (``graph.stream(..., context=ctx)``) and each node reads it as ``runtime.context``
+(``node(state, runtime: Runtime[RunContext])``), so one compiled graph serves every run
+(core.patterns.run_graph). A resumed run simply builds a fresh context.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.runtime import get_runtime
 
 from core.config import Settings
 from core.knowledge import hybrid
@@ -56,37 +55,16 @@ class RunContext:
         return ([_capped(d, self.doc_chars) for d in docs] if self.doc_chars else docs), found.problems
 
 
-class OutsideRunError(RuntimeError):
-    """The run context was read where no run executes (while a shared graph was built, or by ``update_state``)."""
+def with_run(config: dict, ctx: RunContext) -> dict:
+    """``config`` carrying ``ctx`` as LangGraph's runtime context, for a graph call that takes no ``context=``.
 
-
-class CurrentRun:
-    """Stands for the RunContext of the run executing the node that reads it (LangGraph's runtime context).
-
-    It holds nothing itself: a graph built over it can be shared by runs with different settings, models
-    and keys. Read outside a run (while the graph is built, say) it raises OutsideRunError, so a graph
-    whose shape would depend on one run's context cannot be built over it unnoticed.
+    ``update_state(config, values, as_node=node)`` runs the node's routers, and a router may read the run's
+    settings (a budget); LangGraph 1.2 gives them no runtime there ("Missing required config key").
     """
+    from langgraph._internal._constants import CONFIG_KEY_RUNTIME  # where a node's runtime is looked up
+    from langgraph.runtime import Runtime
 
-    __slots__ = ()
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):  # copy, pickle and introspection probe these: nothing here
-            raise AttributeError(name)
-        try:
-            ctx = get_runtime().context
-        except RuntimeError:  # outside any runnable: no config, no runtime
-            ctx = None
-        if not isinstance(ctx, RunContext):
-            raise OutsideRunError(f"the run context's {name!r} was read outside a run: a graph shared by runs "
-                                  "must read it only while a node runs (and the run must pass context=its RunContext)")
-        return getattr(ctx, name)
-
-    def __repr__(self) -> str:
-        return "CURRENT_RUN"
-
-
-CURRENT_RUN = CurrentRun()
+    return {**config, "configurable": {**config.get("configurable", {}), CONFIG_KEY_RUNTIME: Runtime(context=ctx)}}
 
 
 def _capped(doc, chars: int):

@@ -86,11 +86,11 @@ def focused(mermaid: str, pattern_id: str, variant: str | None = None, review: b
     return drop_nodes(mermaid, hidden)
 
 
-def pattern_mermaid(pattern, ctx) -> str:
+def pattern_mermaid(pattern) -> str:
     """The compiled graph's Mermaid text; models are not called, so this is cheap."""
     from core.patterns import compile_pattern
 
-    text = compile_pattern(pattern, ctx).get_graph().draw_mermaid()
+    text = compile_pattern(pattern).get_graph().draw_mermaid()
     # Streamlit renders labels as plain text, so the HTML around start/end would show literally
     return text.replace("<p>__start__</p>", "start").replace("<p>__end__</p>", "end")
 

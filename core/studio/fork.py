@@ -18,7 +18,7 @@ from core.config import Settings
 from core.llm.thresholds import parse_overrides
 from core.patterns.tools import with_calls
 from core.run.runner import stream_run
-from core.runtime.context import RunContext
+from core.runtime.context import RunContext, make_context, with_run
 from core.runtime.trace import event
 from core.store.checkpoint import get_checkpointer
 from core.store.fork_store import ForkStore
@@ -79,7 +79,7 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
         copied = _copy_thread(settings, graph, thread_id, new_id, plan["base"])
         runs_before = _copy_runs(settings, thread_id, new_id, raw["turn"], raw["pattern"].id, question)
         if plan["update"]:
-            _apply(graph, new_id, plan)
+            _apply(graph, new_id, plan, reading_context(settings))
     except Exception:  # leave nothing half-made behind
         registry.discard(new_id, get_checkpointer(settings))
         raise
@@ -242,10 +242,19 @@ def _copy_runs(settings: Settings, source: str, target: str, turn: int, pattern:
     return len(earlier)
 
 
-def _apply(graph, thread_id: str, plan: dict) -> None:
-    """Write the change as the step's node, at the copied base checkpoint; check the graph goes on from it."""
+def reading_context(settings: Settings) -> RunContext:
+    """The run context a fork's routers read while its change is written (their budgets: the settings');
+    no model is called, none needs a key."""
+    return make_context(settings.with_(provider="embedded", grader_model=""))
+
+
+def _apply(graph, thread_id: str, plan: dict, ctx: RunContext) -> None:
+    """Write the change as the step's node, at the copied base checkpoint; check the graph goes on from it.
+
+    The node's routers run as the change is written (which node comes next): they read ``ctx``.
+    """
     config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "checkpoint_id": checkpoint_id(plan["base"])},
               "metadata": {WHAT_IF_NODE: plan["node"], WHAT_IF_CHANGES: json.dumps(plan["shown"], ensure_ascii=False)}}
-    saved = graph.update_state(config, plan["update"], as_node=plan["node"])
+    saved = graph.update_state(with_run(config, ctx), plan["update"], as_node=plan["node"])
     if not graph.get_state(saved).next:
         raise ForkError(f"After this change at {plan['node']} the graph has nowhere to go: nothing would run.")

@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 from langgraph.pregel import Pregel
 
 from core.llm import graders
+from core.patterns.state import field_types
 from core.run.runner import MAX_QUESTION_CHARS
 
 # "grounding" records the grader's verdict for the result (the decision a fork may change is "grounded")
@@ -44,8 +45,9 @@ def summarise_documents(docs: list[Document]) -> list[dict]:
 
 
 def schema_fields(graph) -> dict[str, Any]:
-    """field -> type annotation of the pattern's state (``Annotated`` kept: it marks reducers)."""
-    return typing.get_type_hints(graph.builder.state_schema, include_extras=True)
+    """field -> type annotation of the pattern's state (``Annotated`` kept only around a reducer, which it marks;
+    the field declarations of core.patterns.state left out)."""
+    return field_types(graph.builder.state_schema)
 
 
 def field_kind(annotation, value) -> str | None:

@@ -17,7 +17,6 @@ from langchain_core.messages import BaseMessage
 
 from core.config import Settings
 from core.patterns import compile_pattern, get_pattern
-from core.runtime.context import RunContext, make_context
 from core.store.checkpoint import get_checkpointer
 from core.store.threads import get_registry
 from core.studio.step_fields import editable_fields, summarise_documents
@@ -30,12 +29,7 @@ class StepsError(ValueError):
     """The steps asked for do not exist (unknown thread, turn or step); the message says what does."""
 
 
-def reading_context(settings: Settings) -> RunContext:
-    """A context to compile a pattern for reading its checkpoints: no model is called, none needs a key."""
-    return make_context(settings.with_(provider="embedded", grader_model=""))
-
-
-def open_graph(settings: Settings, thread_id: str, ctx: RunContext | None = None):
+def open_graph(settings: Settings, thread_id: str):
     """(pattern, compiled graph on the shared checkpointer) of a registered thread."""
     thread = get_registry(settings).get(thread_id or "")
     if not thread:
@@ -44,7 +38,7 @@ def open_graph(settings: Settings, thread_id: str, ctx: RunContext | None = None
         pattern = get_pattern(thread["pattern"])
     except KeyError as exc:
         raise StepsError(str(exc)) from None
-    graph = compile_pattern(pattern, ctx or reading_context(settings), get_checkpointer(settings))
+    graph = compile_pattern(pattern, get_checkpointer(settings))
     return pattern, graph
 
 
@@ -76,9 +70,9 @@ def checkpoint_id(snap) -> str:
     return snap.config["configurable"]["checkpoint_id"]
 
 
-def read_turn(settings: Settings, thread_id: str, turn: int | None = None, ctx: RunContext | None = None) -> dict:
+def read_turn(settings: Settings, thread_id: str, turn: int | None = None) -> dict:
     """The raw material of one turn: pattern, graph, its snapshots and its index (default: the last turn)."""
-    pattern, graph = open_graph(settings, thread_id, ctx)
+    pattern, graph = open_graph(settings, thread_id)
     turns = split_turns(chain(graph, thread_id))
     if not turns:
         raise StepsError(f"Thread {thread_id} has no recorded steps (its run ended before the graph started).")
@@ -88,9 +82,9 @@ def read_turn(settings: Settings, thread_id: str, turn: int | None = None, ctx: 
     return {"pattern": pattern, "graph": graph, "snapshots": turns[index], "turn": index, "turns": len(turns)}
 
 
-def turn_steps(settings: Settings, thread_id: str, turn: int | None = None, ctx: RunContext | None = None) -> dict:
+def turn_steps(settings: Settings, thread_id: str, turn: int | None = None) -> dict:
     """One turn as step records (JSON-safe), oldest first; the last may be a pause or a failure."""
-    raw = read_turn(settings, thread_id, turn, ctx)
+    raw = read_turn(settings, thread_id, turn)
     snaps = raw["snapshots"][1:]  # from step 0: the checkpoint after the input was applied
     steps = [step_record(raw["graph"], snaps, n) for n in range(len(snaps))]
     if snaps and snaps[-1].next:  # stopped before the end: a pause, an error, or a server stopped mid-run
@@ -179,14 +173,14 @@ def plain(value: Any) -> Any:
     return str(value)
 
 
-def run_turns(settings: Settings, thread_id: str, ctx: RunContext | None = None) -> list[tuple[dict, int | None]]:
+def run_turns(settings: Settings, thread_id: str) -> list[tuple[dict, int | None]]:
     """Each finished (or paused, or failed) run record of a thread with the turn it belongs to.
 
     Runs and turns are matched in order by question: a run that failed before its graph started has a
     record but no checkpoints, so it has no turn (None).
     """
     runs = [r for r in get_registry(settings).runs(thread_id) if r["status"] != "running"]
-    _, graph = open_graph(settings, thread_id, ctx)
+    _, graph = open_graph(settings, thread_id)
     questions = [t[1].values.get("question") if len(t) > 1 else None for t in split_turns(chain(graph, thread_id))]
     out, turn = [], -1
     for run in runs:
@@ -197,10 +191,10 @@ def run_turns(settings: Settings, thread_id: str, ctx: RunContext | None = None)
     return out
 
 
-def locate_turn(settings: Settings, result: dict, ctx: RunContext | None = None) -> int | None:
+def locate_turn(settings: Settings, result: dict) -> int | None:
     """The turn a stored run result belongs to; a result shown from elsewhere (a comparison) is matched
     by question to the thread's last run with it. None when its run left no checkpoints."""
-    pairs = run_turns(settings, result.get("thread_id") or "", ctx)
+    pairs = run_turns(settings, result.get("thread_id") or "")
     exact = [t for r, t in pairs if r["result"] == result]
     if exact:
         return exact[-1]

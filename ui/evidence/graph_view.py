@@ -12,13 +12,9 @@ from ui.i18n import t
 @st.cache_data(show_spinner=False)
 def mermaid_text(pattern_id: str) -> str:
     """The diagram of a pattern; the graph is compiled but no model is called, so this is cheap."""
-    from core.config import load_settings
     from core.patterns import get_pattern
-    from core.runtime.context import make_context
 
-    # embedded models and embeddings: drawing must not need a key or a reachable server
-    settings = load_settings(provider="embedded", grader_model="", embedding_provider="embedded")
-    return pattern_mermaid(get_pattern(pattern_id), make_context(settings))
+    return pattern_mermaid(get_pattern(pattern_id))  # a graph needs no run (no model, no key) to be drawn
 
 
 def graph_diagram(pattern_id: str, result: dict | None = None) -> None:
