@@ -98,8 +98,9 @@ class ScriptedChatModel(BaseChatModel):
         for i, word in enumerate(words):
             token = word + " "
             last = i == len(words) - 1  # the finish reason (e.g. "length") travels on the last chunk, as providers send it
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=token,
-                                                               response_metadata=message.response_metadata if last else {}))
+            chunk = ChatGenerationChunk(message=AIMessageChunk(  # an endless reply's usage too: what it wrote
+                content=token, response_metadata=message.response_metadata if last else {},
+                usage_metadata=message.usage_metadata if last and message.usage_metadata else None))
             if run_manager:
                 run_manager.on_llm_new_token(token, chunk=chunk)
             yield chunk

@@ -62,3 +62,20 @@ def test_a_budget_counts_list_items_and_string_lengths():
     assert token_budget(graders.SubQuestions) > token_budget(graders.Rewrite)
     with pytest.raises(ReplyCutOff, match="cut off at 7 tokens"):
         raise ReplyCutOff(7)
+
+
+def test_the_budget_benchmark_records_each_structured_call_with_its_budget_and_cut_off(sample_settings, monkeypatch):
+    """benchmarks/budget_use.py reads its figures from the runner's usage callback: a cut-off query writer and a
+    free-text answer are told apart, with the writer's budget and the tokens it wrote."""
+    from benchmarks.budget_use import BudgetRecorder, summarise
+    from core.run import runner
+
+    recorder = BudgetRecorder()
+    recorder.pattern = "rag_fusion"
+    monkeypatch.setattr(runner, "UsageCallback", recorder.usage_callback())
+    run_script("rag_fusion", STEAK, sample_settings.with_(k=2), Script(fusion=Endless(), answer="₩35,000 [1]."))
+    rows = {(r["node"], r["budget"]): r for r in summarise(recorder.calls)}
+    budget = token_budget(SearchQueries)
+    writer = rows[("write_queries", budget)]
+    assert (writer["calls"], writer["cut_off"], writer["most_output"], writer["over_budget"]) == (1, 1, budget, 0)
+    assert rows[("generate", None)]["cut_off"] == 0  # the answer: free text, no budget
