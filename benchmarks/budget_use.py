@@ -51,7 +51,8 @@ class BudgetRecorder:
                 reason = meta.get("finish_reason") or meta.get("done_reason") or info.get("finish_reason")
                 with self.lock:
                     self.calls.append({"pattern": self.pattern, "node": node, "budget": budget,
-                                       "output": int(usage.get("output_tokens", 0)), "cut_off": reason in TRUNCATED})
+                                       "output": int(usage.get("output_tokens", 0)),  # a verdict read from p stops at 1 by design
+                                       "cut_off": reason in TRUNCATED and not meta.get("verdict_probabilities")})
 
 
 def summarise(calls: list[dict]) -> list[dict]:
@@ -104,8 +105,8 @@ def main(argv: list[str] | None = None) -> int:
         for item in questions:
             options = {"graph_wait": True} if pattern == "graph_rag" else {}
             runner.run(pattern, item["question"], settings, **options)
-            print(f"{pattern} {item['id']}: {len(recorder.calls)} calls so far, "
-                  f"{time.perf_counter() - started:.0f} s", file=sys.stderr)
+            print(f"{pattern} {item['id']}: {len(recorder.calls)} calls so far, {time.perf_counter() - started:.0f} s, "
+                  f"{sum(c['cut_off'] for c in recorder.calls if c['budget'])} cut off at a budget", file=sys.stderr)
     rows = summarise(recorder.calls)
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))

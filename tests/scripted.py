@@ -141,7 +141,7 @@ class ProbabilityChatModel(ScriptedChatModel):
         with self._lock:
             self._calls.append(messages)
         given = self.probabilities(messages, list(words)) if self.probabilities else None
-        meta = {}
+        meta = {"finish_reason": "length"}  # as llama.cpp says of its one decoded token (max_tokens=1)
         if given is not None:
             total = sum(given.get(w, 0.0) for w in words) or 1.0
             meta["verdict_probabilities"] = {"probabilities": {w: given.get(w, 0.0) / total for w in words},

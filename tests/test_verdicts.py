@@ -14,6 +14,7 @@ from workflow_script import Script, judged_document, role_of
 
 from core.llm import graders, verdicts
 from core.llm.thresholds import GENERIC, Thresholds, parse_overrides, thresholds_for
+from core.run.outcome import summary
 from core.run.runner import run
 from core.runtime.context import make_context
 from core.studio import calibrate
@@ -207,6 +208,9 @@ def test_self_rag_drops_the_documents_below_the_threshold(sample_settings):
     kept = next(e for e in r["trace"] if e["node"] == "grade_hallucination")
     assert kept["method"] == "probability" and kept["p"] == 0.9
     assert r["termination_reason"] == "accepted"
+    # one token decoded by design, finish reason "length": not a reply cut off by the token limit
+    assert not [e for e in r["trace"] if "cut off" in (e.get("reason") or "")]
+    assert "truncated" not in summary(r) and not any(n.get("truncated") for n in r["usage"].values())
 
 
 # ---------------------------------------------------------------- thresholds and calibration

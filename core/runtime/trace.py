@@ -185,9 +185,13 @@ def _notices(response, budget: int | None = None) -> list[str]:
 
 
 def _cut_off(response) -> bool:
+    """Whether a reply stopped at its token limit. A verdict read from probabilities decodes one token by design
+    (its finish reason is "length" on llama.cpp): it is whole, not cut off."""
     for gens in response.generations:
         for gen in gens:
             meta = getattr(getattr(gen, "message", None), "response_metadata", None) or {}
+            if meta.get("verdict_probabilities"):
+                continue
             info = getattr(gen, "generation_info", None) or {}
             reason = meta.get("finish_reason") or meta.get("done_reason") or meta.get("stop_reason") \
                 or info.get("finish_reason")
