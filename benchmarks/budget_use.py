@@ -24,10 +24,11 @@ from core.runtime.trace import TRUNCATED, UsageCallback
 class BudgetRecorder:
     """Each finished chat-model call: the node, its budget (None for free text), output tokens, cut off or not."""
 
-    def __init__(self) -> None:
+    def __init__(self, out: str | None = None) -> None:
         self.lock = threading.Lock()
         self.calls: list[dict] = []
         self.pattern = ""
+        self.out = out
 
     def usage_callback(self) -> type[UsageCallback]:
         """A UsageCallback that also hands every finished call to this recorder."""
@@ -49,10 +50,14 @@ class BudgetRecorder:
                 meta = getattr(message, "response_metadata", None) or {}
                 info = getattr(gen, "generation_info", None) or {}
                 reason = meta.get("finish_reason") or meta.get("done_reason") or info.get("finish_reason")
+                call = {"pattern": self.pattern, "node": node, "budget": budget,
+                        "output": int(usage.get("output_tokens", 0)),  # a verdict read from p stops at 1 by design
+                        "cut_off": reason in TRUNCATED and not meta.get("verdict_probabilities")}
                 with self.lock:
-                    self.calls.append({"pattern": self.pattern, "node": node, "budget": budget,
-                                       "output": int(usage.get("output_tokens", 0)),  # a verdict read from p stops at 1 by design
-                                       "cut_off": reason in TRUNCATED and not meta.get("verdict_probabilities")})
+                    self.calls.append(call)
+                    if self.out:
+                        with open(self.out, "a", encoding="utf-8") as f:
+                            f.write(json.dumps(call, ensure_ascii=False) + "\n")
 
 
 def summarise(calls: list[dict]) -> list[dict]:
@@ -91,12 +96,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model")
     ap.add_argument("--patterns", default=",".join(p.id for p in all_patterns()))
     ap.add_argument("--per-category", type=int, default=1, help="questions per category of the built-in set (0: all)")
+    ap.add_argument("--calls", help="also append every call to this JSON-lines file as it ends (a long run cut short keeps them)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     settings = load_settings(model=args.model) if args.model else load_settings()
     common.knowledge(settings)
     common.prepare_model(settings)
-    recorder = BudgetRecorder()
+    recorder = BudgetRecorder(args.calls)
     runner.UsageCallback = recorder.usage_callback()  # the runner makes one per run
     questions = pick_questions(load_question_set(), args.per_category)
     started = time.perf_counter()
