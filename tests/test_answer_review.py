@@ -211,3 +211,61 @@ def test_document_review_refuses_an_answer_decision(own_settings):
     assert paused["interrupt"]["kind"] == "document_review"
     with pytest.raises(RunInputError, match="approve, edit, reject"):
         resume(paused["thread_id"], {"action": "revise", "message": "x"}, own_settings, ctx=ctx)
+
+
+# ---------------------------------------------------------------- the command line
+
+
+@pytest.fixture
+def cli_model(monkeypatch):
+    """ask and resume in this process, on one scripted model: the first draft, then the one a revise asks for."""
+    import core.cli.common
+    import core.llm.models
+
+    script = happy_script()
+    script.replies["answer"] = [DRAFT, f"{SUPPORTED} 셰프의 생일은 문서에 없습니다."]
+    model = ScriptedChatModel(responder=script)
+    monkeypatch.setattr(core.llm.models, "get_chat_model", lambda settings, role="main": model)
+    monkeypatch.setattr(core.cli.common, "prepare_model", lambda settings: None)
+    return model
+
+
+def _json(done):
+    import json
+
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_cli_asks_with_answer_review_and_drops_a_sentence(own_settings, cli_model):
+    from helpers import run_cli
+
+    data = own_settings.data_path
+    text = run_cli("ask", "--pattern", "basic", "--review-answer", "always", STEAK, data_dir=data)
+    assert text.returncode == 0 and "paused for review in thread" in text.stdout
+    assert "c2  NOT  라 포레스타 셰프의 생일은 1980년 5월 24일입니다." in text.stdout
+    assert "--drop ID,... | --answer TEXT | --revise MESSAGE" in text.stdout
+    thread = text.stdout.split("paused for review in thread ", 1)[1].split(":", 1)[0]
+    done = _json(run_cli("resume", thread, "--drop", "c2", "--reviewer", "민지", "--json", data_dir=data))
+    assert done["answer"] == SUPPORTED and [c["verdict"] for c in done["claims"]] == ["supported"]
+    [note] = [e for e in done["trace"] if e["node"] == "review_answer"]
+    assert note["reviewer"] == "민지" and note["marks_after"] == ["supported"]
+    assert done["drafts"][0]["answer"] == DRAFT
+    again = run_cli("resume", thread, "--drop", "c2", data_dir=data)
+    assert again.returncode == 2 and "error:" in again.stderr  # nothing waits any more
+
+
+def test_cli_revise_pauses_again_and_an_edited_answer_with_an_invented_figure_shows_unsupported(own_settings, cli_model):
+    from helpers import run_cli
+
+    data = own_settings.data_path
+    paused = _json(run_cli("ask", "--review-answer", "--json", STEAK, data_dir=data))  # no value: always
+    assert paused["interrupt"]["kind"] == "answer_review" and len(paused["interrupt"]["claims"]) == 2
+    second = _json(run_cli("resume", paused["thread_id"], "--revise", "생일은 문서에 없습니다", "--json", data_dir=data))
+    assert second["interrupted"] and second["interrupt"]["answer"] == f"{SUPPORTED} 셰프의 생일은 문서에 없습니다."
+    invented = "시그니처 스테이크는 ₩99,000입니다 [1]."
+    done = _json(run_cli("resume", paused["thread_id"], "--answer", invented, "--json", data_dir=data))
+    assert done["answer"] == invented and [c["verdict"] for c in done["claims"]] == ["unsupported"]
+    assert [d["decision"] for d in done["drafts"]] == ["revise", "edit"]
+    bad = run_cli("ask", "--review-answer", "sometimes", STEAK, data_dir=data)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
