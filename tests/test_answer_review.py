@@ -269,3 +269,11 @@ def test_cli_revise_pauses_again_and_an_edited_answer_with_an_invented_figure_sh
     assert [d["decision"] for d in done["drafts"]] == ["revise", "edit"]
     bad = run_cli("ask", "--review-answer", "sometimes", STEAK, data_dir=data)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+@pytest.mark.parametrize("origin", ["compare", "eval"])
+def test_compare_and_evaluation_never_pause_for_answer_review(own_settings, origin):
+    _, ctx, _ = _workflow("basic", own_settings, [DRAFT])
+    done = run("basic", STEAK, own_settings.with_(review_answer="always"), ctx=ctx, origin=origin, review_answer="always")
+    assert not done["interrupted"] and done["answer"] == DRAFT
+    assert [c["verdict"] for c in done["claims"]] == ["supported", "unsupported"]  # still checked, never paused

@@ -36,6 +36,7 @@ from core.store.threads import ThreadBusyError, get_registry
 
 MAX_QUESTION_CHARS = 4000
 RUN_OPTIONS = ("review", "review_answer")  # options of every run, whatever its pattern
+UNREVIEWED_ORIGINS = frozenset({"compare", "eval"})
 QUEUE_POLL_SECONDS = 0.5
 CANCELLED_MESSAGE = "cancelled: the run was stopped before it finished (the page was left or the request ended)"
 log = logging.getLogger(__name__)
@@ -67,6 +68,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     Every run that claimed its thread is closed with a status, whatever happens: a consumer that
     stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
+    if origin in UNREVIEWED_ORIGINS:  # nobody is there to review: Compare and Evaluation never pause on an answer
+        options["review_answer"] = "off"
     registry = _registry(settings)
     pattern, question, thread_id, resume = _checked(registry, pattern_id, question, thread_id, resume, options)
     resume = _resumable(settings, thread_id, resume)
