@@ -10,11 +10,13 @@ declares only its own nodes.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from typing import Literal
 
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, SystemMessage
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
@@ -53,9 +55,19 @@ def should_verify(state: dict, ctx: RunContext, outcome_of: Callable[[str], str]
 
 
 def check_answer(ctx: RunContext, state: dict, answer: str) -> dict:
-    """The claim check of ``answer`` against the run's sources: ``claims``, ``claim_support``, ``cost``, ``mode``..."""
+    """The claim check of ``answer`` against the run's sources: ``claims``, ``claim_support``, ``cost``, ``mode``...
+
+    It runs apart from the graph's callbacks, as it did when the runner ran it after the graph: a streamed run
+    would make the model stream its verdicts (a scripted or OpenAI-style stream reports no token usage) and count
+    them as the node's; alone, the model answers whole and the check's cost is its own (core.llm.claims).
+    """
     question = state.get("standalone_question") or state.get("question") or ""
-    return verify_answer(ctx.settings, answer, state.get("sources") or [], question=question, model=ctx.grader)
+
+    def check() -> dict:
+        var_child_runnable_config.set(None)  # in this copy of the context only
+        return verify_answer(ctx.settings, answer, state.get("sources") or [], question=question, model=ctx.grader)
+
+    return contextvars.copy_context().run(check)
 
 
 def cost_of(checked: dict, earlier: dict | None = None) -> dict:

@@ -68,8 +68,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     Every run that claimed its thread is closed with a status, whatever happens: a consumer that
     stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
-    if origin in UNREVIEWED_ORIGINS:  # nobody is there to review: Compare and Evaluation never pause on an answer
-        options["review_answer"] = "off"
+    options = {**options, "review_answer": "off"} if origin in UNREVIEWED_ORIGINS else options  # nobody reviews there
     registry = _registry(settings)
     pattern, question, thread_id, resume = _checked(registry, pattern_id, question, thread_id, resume, options)
     resume = _resumable(settings, thread_id, resume)
@@ -103,9 +102,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         yield from _queued(ticket, settings)
         holding = True
         config = _config(pattern, thread_id, usage, spans, settings)
-        graph_input = _graph_input(pattern, question, options, resume, continue_from, run_id, settings)
-        stream = graph.stream(graph_input, config, context=ctx, stream_mode=["updates", "messages", "custom"],
-                              subgraphs=True)
+        stream = graph.stream(_graph_input(pattern, question, options, resume, continue_from, run_id, settings),
+                              config, context=ctx, stream_mode=["updates", "messages", "custom"], subgraphs=True)
         yield from _stream_events(stream, pattern, path, seen, settings)
         result.update(_state_result(graph.get_state(config), pattern, question))
         status = "waiting" if result["interrupted"] else "done"
