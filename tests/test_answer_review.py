@@ -134,6 +134,12 @@ def test_dropping_the_unsupported_sentence_rechecks_what_is_left(own_settings):
     assert before["answer"] == DRAFT and before["decision"] == "drop"
     [turn] = thread_history(own_settings, done["thread_id"])
     assert turn["answer"] == SUPPORTED  # the conversation holds the reviewed answer, not the draft
+    from core.studio.export import export_record, to_markdown
+
+    assert export_record(done)["drafts"][0]["answer"] == DRAFT
+    report = to_markdown(done)
+    assert "Draft 1 (reviewer: drop)" in report and "1980년 5월 24일" in report  # both versions, the draft first
+    assert report.index("Draft 1") < report.index("Sources")
 
 
 def test_an_edited_answer_is_checked_again_and_an_invented_figure_shows(own_settings):

@@ -235,3 +235,17 @@ def test_the_review_page_lists_an_answer_review_with_its_kind_and_records_the_re
     assert [c["verdict"] for c in done["claims"]] == ["unsupported"]  # the edit was checked again
     [note] = [e for e in done["trace"] if e["node"] == "review_answer"]
     assert (note["verdict"], note["reviewer"]) == ("edit", "민지")
+
+
+def test_send_back_with_a_note_shows_the_second_draft_for_review(app_data, scripted):
+    second = f"{ANSWER} 셰프의 생일은 문서에 없습니다."
+    chat, thread_id = _answer_paused(scripted, mode="always")  # "unsupported" would not pause on a clean second draft
+    scripted.replies = [second]
+    chat.text_input(key=next(t.key for t in chat.text_input if t.key.endswith("_note"))).set_value("생일은 문서에 없습니다")
+    button(chat, key_end="_revise").click().run()
+    assert_clean(chat)
+    assert get_registry(app_data).get(thread_id)["status"] == "waiting"  # paused again, on the second draft
+    editor = next(t for t in chat.text_area if t.key.endswith("_answer"))
+    assert editor.value == second
+    button(chat, key_end="_approve").click().run()
+    assert chat.chat_message[-1].markdown[0].value == second
