@@ -283,3 +283,18 @@ def test_compare_and_evaluation_never_pause_for_answer_review(own_settings, orig
     done = run("basic", STEAK, own_settings.with_(review_answer="always"), ctx=ctx, origin=origin, review_answer="always")
     assert not done["interrupted"] and done["answer"] == DRAFT
     assert [c["verdict"] for c in done["claims"]] == ["supported", "unsupported"]  # still checked, never paused
+
+
+def test_the_diagram_draws_the_tail_and_marks_the_check_where_it_ran():
+    from core.studio.diagram import checked_path, focused, highlight, node_ids, pattern_mermaid
+
+    drawn = pattern_mermaid(get_pattern("basic"))
+    plain = node_ids(focused(drawn, "basic"))
+    assert "verify" in plain and not {"review_answer", "revise_answer"} & plain  # the review only when it paused
+    assert {"review_answer", "revise_answer"} <= node_ids(focused(drawn, "basic", review=True))
+    reviewed = ["contextualize", "retrieve", "generate", "review_answer", "revise_answer", "review_answer"]
+    assert checked_path(reviewed, True) == ["contextualize", "retrieve", "generate", "verify", "review_answer",
+                                            "revise_answer", "verify", "review_answer"]
+    assert checked_path(["contextualize", "retrieve", "review_documents"], True)[-1] == "review_documents"  # rejected
+    text = highlight(focused(drawn, "basic", review=True), reviewed)
+    assert "class __start__,contextualize,retrieve,generate,verify,review_answer,revise_answer,__end__ visited" in text
