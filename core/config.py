@@ -113,6 +113,8 @@ class Settings:
     graph_at_ingest: bool = True  # extract Graph RAG's graph when a collection is indexed (off: at its first question)
     verify_claims: str = "model"  # check every sentence of an answer (core.llm.claims.check): off | rules | model
     claim_checks: int = 8  # at most this many model checks per answer; the rest are left unchecked
+    # pause for a reviewer on the checked answer (core.patterns.answer_review): off | unsupported | always
+    review_answer: str = "off"
     # verdict thresholds for this run over the calibrated ones (core.llm.thresholds): "relevance=0.6,crag=0.2:0.7"
     grader_thresholds: str = ""
     # teams (docs/DEPLOY.md): empty = the embedded files under data_dir; set = shared servers for every replica

@@ -14,7 +14,7 @@ for _name in ("OPENAI_API_KEY", "TAVILY_API_KEY", "RAG_PROVIDER", "RAG_MODEL"):
 # The suite runs the real embedded model as the fast Gemma 3 270M (subprocesses inherit this); the
 # tests of the default, Qwen2.5-Coder 1.5B (about ten times slower), name it explicitly.
 os.environ["RAG_EMBEDDED_MODEL"] = "gemma-3-270m"
-# Every finished run's answer is claim-checked (core.run.verification). By rules only here, so a scripted
+# Every finished run's answer is claim-checked (core.patterns.answer_review). By rules only here, so a scripted
 # model's replies and call counts stay the pattern's own; the tests of the model check ask for it by name.
 os.environ["RAG_VERIFY_CLAIMS"] = "rules"
 # Indexing a collection starts Graph RAG's extraction with the configured grader (the real embedded model here);

@@ -2,8 +2,9 @@
 
     python tests/scripted_server.py run streamlit_app.py --server.port N ...
 
-Every answer waits ``RAG_TEST_ANSWER_DELAY`` seconds first (a slow model); routers and graders say yes
-at once, and the question generator's prompts are answered from the chunks shown (tests/question_writer.py).
+Every answer waits ``RAG_TEST_ANSWER_DELAY`` seconds first (a slow model) and is ``RAG_TEST_ANSWER`` when set;
+routers and graders say yes at once, and the question generator's prompts are answered from the chunks shown
+(tests/question_writer.py).
 Nothing else changes: real Streamlit, real Chroma and embeddings, real SQLite.
 """
 
@@ -23,7 +24,10 @@ from workflow_script import role_of  # noqa: E402
 import core.llm.models  # noqa: E402
 
 DELAY = float(os.environ.get("RAG_TEST_ANSWER_DELAY", "5"))
-MODEL = ScriptedChatModel(responder=combined(happy_script()),
+SCRIPT = happy_script()
+if os.environ.get("RAG_TEST_ANSWER"):  # a draft of the test's own (one with a sentence the documents lack)
+    SCRIPT.replies["answer"] = os.environ["RAG_TEST_ANSWER"]
+MODEL = ScriptedChatModel(responder=combined(SCRIPT),
                           delay=lambda m: DELAY if reply(m) is None and role_of(m) == "answer" else 0.0)
 core.llm.models.get_chat_model = lambda settings, role="main": MODEL
 

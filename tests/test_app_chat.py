@@ -42,7 +42,7 @@ def test_chat_round_trip_shows_answer_citations_trace_badge_graph_and_export(app
     usage = assistant.dataframe[1].value
     assert usage.iloc[0]["node"] == "generate" and usage.iloc[0]["LLM calls"] == 1
     [diagram] = mermaid(at)
-    assert "class __start__,contextualize,retrieve,generate,__end__ visited" in diagram
+    assert "class __start__,contextualize,retrieve,generate,verify,__end__ visited" in diagram  # the check ran too
     assert {d.label for d in at.download_button} == {"Download JSON", "Download Markdown"}
     thread_id = at.query_params["thread"]
     assert get_registry(app_data).get(thread_id)["status"] == "done"

@@ -53,7 +53,7 @@ def test_patterns_run_side_by_side_with_metrics_chart_exports_and_can_be_reopene
     assert ":green-badge[✅ answered — every claim supported]" in texts(shown["#### Basic RAG"])
     diagrams = mermaid(at)
     assert len(diagrams) == 3 and all(" visited" in d for d in diagrams)  # each path highlighted
-    assert "class __start__,contextualize,retrieve,generate,__end__ visited" in diagrams[0]
+    assert "class __start__,contextualize,retrieve,generate,verify,__end__ visited" in diagrams[0]  # the check ran too
 
     metrics = at.main.dataframe[-1].value
     assert list(metrics.columns) == ["pattern", "termination_reason", "llm_calls", "tokens", "seconds", "sources", "steps",

@@ -186,3 +186,66 @@ def test_the_review_page_shows_each_chunk_whole(app_data, scripted, tmp_path, mo
     review = open_page("pages/10_Review.py")
     shown = [t.value for t in review.main.text]
     assert shown == [d["text"] for d in documents]
+
+
+BASIC = "pages/1_Basic_RAG.py"
+BIRTHDAY = "라 포레스타 셰프의 생일은 1980년 5월 24일입니다."
+
+
+def _answer_paused(scripted, mode="unsupported"):
+    """Ask on the Basic page with answer review on; the draft holds one sentence the menu does not support."""
+    scripted.replies = [f"{ANSWER} {BIRTHDAY}"]
+    at = open_page(BASIC)
+    at.sidebar.selectbox(key="sb_review_answer").set_value(mode).run()
+    at.chat_input[0].set_value(QUESTION).run()
+    assert_clean(at)
+    return at, at.query_params["thread"]
+
+
+def test_an_answer_paused_in_the_chat_loses_its_unsupported_sentence_with_one_click(app_data, scripted):
+    chat, thread_id = _answer_paused(scripted)
+    assert get_registry(app_data).get(thread_id)["status"] == "waiting" and chat.chat_input[0].disabled
+    page = shown(texts(chat))
+    assert "waiting for your review" in page and "Draft answer" in page
+    boxes = [c for c in chat.checkbox if "_drop_c" in (c.key or "")]
+    assert [c.label.startswith("✅") for c in boxes] == [True, False] and "⚠️" in boxes[1].label
+    assert not any(BIRTHDAY in m.value for m in chat.chat_message[1].markdown)  # the draft is not shown as an answer
+    button(chat, key_end="_drop_all").click().run()
+    assert_clean(chat)
+    assert chat.chat_message[-1].markdown[0].value == ANSWER
+    [drafts] = [e for e in chat.chat_message[-1].expander if e.label == "Earlier drafts (1)"]
+    assert BIRTHDAY in shown(texts(drafts))  # the draft is kept, as the earlier version
+    assert get_registry(app_data).get(thread_id)["status"] == "done"
+    [turn] = thread_history(load_settings(), thread_id)
+    assert turn["answer"] == ANSWER and [c["verdict"] for c in turn["result"]["claims"]] == ["supported"]
+
+
+def test_the_review_page_lists_an_answer_review_with_its_kind_and_records_the_reviewer(app_data, scripted):
+    _answer_paused(scripted, mode="always")
+    review = open_page("pages/10_Review.py")
+    assert "waits for an answer review" in shown(texts(review))
+    review.text_input(key="sb_reviewer").set_value("민지").run()
+    editor = next(t for t in review.text_area if t.key.endswith("_answer"))
+    editor.set_value("시그니처 스테이크는 ₩99,000입니다 [1].").run()
+    button(review, key_end="_save").click().run()
+    assert_clean(review)
+    assert "Nothing is waiting for review." in shown(texts(review))
+    [item] = get_registry(app_data).list()
+    done = thread_history(load_settings(), item["thread_id"])[0]["result"]
+    assert [c["verdict"] for c in done["claims"]] == ["unsupported"]  # the edit was checked again
+    [note] = [e for e in done["trace"] if e["node"] == "review_answer"]
+    assert (note["verdict"], note["reviewer"]) == ("edit", "민지")
+
+
+def test_send_back_with_a_note_shows_the_second_draft_for_review(app_data, scripted):
+    second = f"{ANSWER} 셰프의 생일은 문서에 없습니다."
+    chat, thread_id = _answer_paused(scripted, mode="always")  # "unsupported" would not pause on a clean second draft
+    scripted.replies = [second]
+    chat.text_input(key=next(t.key for t in chat.text_input if t.key.endswith("_note"))).set_value("생일은 문서에 없습니다")
+    button(chat, key_end="_revise").click().run()
+    assert_clean(chat)
+    assert get_registry(app_data).get(thread_id)["status"] == "waiting"  # paused again, on the second draft
+    editor = next(t for t in chat.text_area if t.key.endswith("_answer"))
+    assert editor.value == second
+    button(chat, key_end="_approve").click().run()
+    assert chat.chat_message[-1].markdown[0].value == second

@@ -27,7 +27,8 @@ def test_steps_fork_and_replay_beside_the_original(app_data, scripted):
     at.toggle(key=f"{thread_id}_0_whatif").set_value(True).run()
     assert_clean(at)
     steps = at.chat_message[1].dataframe[-1].value
-    assert list(steps["Node"]) == ["__start__", "contextualize", "route_question", "search_collection", "generate"]
+    assert list(steps["Node"]) == ["__start__", "contextualize", "route_question", "search_collection", "generate",
+                                   "verify"]  # the claim check: every graph's shared tail
     assert steps["Can change"][2] == "route"
     assert at.selectbox(key=f"{thread_id}_0_wi_pick").value == 2  # the form opens on the first decision
     at.radio(key=f"{thread_id}_0_wi_2_route").set_value("restaurant_wine")

@@ -16,7 +16,7 @@ from core.config import load_settings
 from core.llm.claims.check import VERDICTS, check_claims, verify_answer
 from core.llm.claims.numbers import facts_of, keys_of
 from core.llm.claims.spans import sentences_in, split_answer
-from core.run.verification import trace_event
+from core.patterns.answer_review import trace_event
 
 ROOT = Path(__file__).resolve().parent.parent
 

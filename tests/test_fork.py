@@ -186,7 +186,8 @@ def test_a_paused_run_is_forked_and_the_fork_pauses_and_resumes_on_its_own(s):
     done = resume(forked["thread_id"], {"action": "approve"}, s, ctx=ctx)
     assert done["answer"] == "from restaurant_wine.md"
     resumed = turn_steps(s, forked["thread_id"])
-    assert resumed["turns"] == 1 and [st["node"] for st in resumed["steps"]][-2:] == ["review_documents", "generate"]
+    assert resumed["turns"] == 1 and [st["node"] for st in resumed["steps"]][-3:] == ["review_documents", "generate",
+                                                                                             "verify"]
     assert fork_info(s, forked["thread_id"])["result"]["forked_from"]["changes"] == {"route": "restaurant_wine"}
     retrieval = step_of(s, paused["thread_id"], "search_collection")  # the checkpoint the run paused on
     kept = retrieval["editable"]["documents"]["value"][:1]
@@ -286,12 +287,12 @@ def test_a_change_the_step_cannot_take_is_refused_with_what_it_can(s, changes, m
 def test_bad_steps_documents_and_tool_calls_are_refused(s):
     original = run_script("adaptive", STEAK, s, Script(router={"route": "restaurant_menu"}, answer="답 [1]."))
     tid = original["thread_id"]
-    with pytest.raises(ForkError, match="This turn has steps 0 to 4; got step 9"):
+    with pytest.raises(ForkError, match="This turn has steps 0 to 5; got step 9"):
         fork(s, tid, 9, {"route": "restaurant_wine"})
     with pytest.raises(ForkError, match=r"unknown document id\(s\) nope; the documents at this step are: "):
         fork(s, tid, 3, {"documents": "nope"})
     with pytest.raises(ForkError, match="you can change: nothing"):
-        fork(s, tid, 4, {"answer": "x"})  # the last step: nothing runs after it
+        fork(s, tid, 5, {"answer": "x"})  # the last step (the claim check): nothing runs after it
     with pytest.raises(ForkError, match="Unknown thread 'nope'"):
         fork(s, "nope", 1)
     get_registry(s.data_path).set_status(tid, "running")

@@ -48,7 +48,7 @@ def test_steps_and_a_fork_from_the_command_line_in_a_new_process(own_settings, o
     assert listed.returncode == 0, listed.stderr
     steps = json.loads(listed.stdout)
     assert [st["node"] for st in steps["steps"]] == ["__start__", "contextualize", "route_question", "search_collection",
-                                                     "generate"]
+                                                     "generate", "verify"]  # the claim check: the graph's shared tail
     assert steps["steps"][2]["wrote"] == {"route": "restaurant_menu"} and steps["forks"] == []
     text = _cli("steps", tid, data_dir=own_data_dir).stdout
     assert "route_question" in text and "change: route (japan_ict|restaurant_menu|restaurant_wine|usa_ict|web|direct)" in text
@@ -81,7 +81,7 @@ def test_a_change_the_step_does_not_have_is_one_clear_line(own_settings, own_dat
     for args, message in (
             (["--step", "2", "--set", "documents=x"], "error: 'documents' cannot be changed at step 2 (route_question)."),
             (["--step", "2", "--set", "route"], "error: --set needs key=value, got 'route'"),
-            (["--step", "7", "--set", "route=restaurant_wine"], "error: This turn has steps 0 to 4; got step 7."),
+            (["--step", "7", "--set", "route=restaurant_wine"], "error: This turn has steps 0 to 5; got step 7."),
             (["--step", "2", "--thresholds", "crag=2"], "error: Thresholds: ")):
         proc = _cli("fork", original["thread_id"], *args, data_dir=own_data_dir)
         assert proc.returncode == 2 and proc.stderr.startswith(message), proc.stderr

@@ -141,6 +141,18 @@ def test_a_review_paused_by_one_cli_process_is_approved_by_another(shared, tmp_p
     assert not (tmp_path / "a" / "threads.sqlite").exists() and not (tmp_path / "b" / "checkpoints.sqlite").exists()
 
 
+
+def test_an_answer_review_paused_by_one_cli_process_is_decided_by_another(shared, tmp_path):
+    asked = json.loads(cli(shared, tmp_path / "a", "ask", "--pattern", "basic", "--review-answer", "always", "--json",
+                           "스테이크 가격?").stdout)
+    assert asked["interrupted"] and asked["interrupt"]["kind"] == "answer_review"
+    assert asked["interrupt"]["answer"] == HAPPY_ANSWER and asked["interrupt"]["claims"]
+    invented = "시그니처 스테이크는 ₩99,000입니다 [1]."
+    done = json.loads(cli(shared, tmp_path / "b", "resume", asked["thread_id"], "--answer", invented, "--json").stdout)
+    assert done["answer"] == invented and [c["verdict"] for c in done["claims"]] == ["unsupported"]  # checked again
+    assert done["drafts"][0]["answer"] == HAPPY_ANSWER and pending_interrupts(shared, asked["thread_id"]) == []
+
+
 # ---------------------------------------------------------------- a replica killed outright (kill -9)
 
 

@@ -1,4 +1,4 @@
-"""Every finished run's answer is claim-checked (core.run.verification): result, badge, cost, CLI, Compare, Evaluation.
+"""Every finished run's answer is claim-checked (core.patterns.answer_review): result, badge, cost, CLI, Compare, Evaluation.
 
 The checker itself is tested in test_claims.py; here, what every pattern's run carries and how it is shown.
 Agentic, ReAct and Graph RAG carry their check in their own suites (test_agentic, test_react, test_graph_rag).

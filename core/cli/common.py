@@ -78,7 +78,7 @@ def print_result(result: dict, as_json: bool) -> None:
     if result.get("interrupted"):
         print(f"paused for review in thread {result['thread_id']}:")
         print(review_text(result["interrupt"]))
-        print(f"continue with: python -m core resume {result['thread_id']} --approve | --reject | --question TEXT")
+        print(f"continue with: python -m core resume {result['thread_id']} {resume_flags(result['interrupt'])}")
         return
     print(result.get("answer", ""))
     for src in result.get("sources", []):
@@ -102,7 +102,21 @@ def review_text(payload: dict) -> str:
                       f"id={doc.get('id')}", str(doc.get("text", ""))]
     for call in payload.get("tool_calls") or []:
         lines += ["", f"tool call {call.get('name')}: {json.dumps(call.get('args') or {}, ensure_ascii=False)}"]
+    if payload.get("kind") == "answer_review":
+        lines += ["", "answer:", str(payload.get("answer", "")), "", "sentences:"]
+        for claim in payload.get("claims") or []:
+            mark = CLAIM_MARKS.get(claim.get("verdict"), "    ")
+            lines.append(f"  {claim.get('id')}  {mark} {claim.get('text')}" + (
+                f"  ({claim['reason']})" if claim.get("reason") and claim.get("verdict") != "supported" else ""))
+            lines += [f"          “{e.get('quote', '')}” ({e.get('source', '?')})" for e in claim.get("evidence") or []][:1]
     return "\n".join(lines)
+
+
+def resume_flags(payload: dict) -> str:
+    """The resume flags a pause takes."""
+    if (payload or {}).get("kind") == "answer_review":
+        return "--approve | --drop ID,... | --answer TEXT | --revise MESSAGE | --reject [--message TEXT]"
+    return "--approve | --reject | --question TEXT"
 
 
 def finish(result: dict, as_json: bool) -> int:

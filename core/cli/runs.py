@@ -19,7 +19,7 @@ def cmd_ask(settings: Settings, args) -> int:
         result: dict = {}
         chosen = [c.strip() for c in (args.sources or "").split(",") if c.strip()] or None
         for event in stream_run(args.pattern, args.question, settings, thread_id=args.thread, review=args.review,
-                                variant=args.variant, source_ids=chosen):
+                                review_answer=args.review_answer, variant=args.variant, source_ids=chosen):
             if event["type"] == "progress":  # e.g. Graph RAG's first graph extraction, which takes minutes
                 common.progress(event["done"], event["total"], f"{event['step']} {event['subject']}")
             elif event["type"] in ("done", "error"):
@@ -33,18 +33,30 @@ def cmd_ask(settings: Settings, args) -> int:
 def cmd_resume(settings: Settings, args) -> int:
     from core.run.runner import RunInputError, resume
 
-    if args.reject:
-        decision = {"action": "reject", "message": args.message or ""}
-    elif args.question:
-        decision = {"action": "edit", "question": args.question}
-    else:
-        decision = {"action": "approve"}
+    decision = _decision(args)
+    if args.reviewer:
+        decision["reviewer"] = args.reviewer
     try:
         result = resume(args.thread_id, decision, settings)
     except RunInputError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     return common.finish(result, args.json)
+
+
+def _decision(args) -> dict:
+    """The reviewer's decision the resume flags spell (core.runtime.review)."""
+    if args.reject:
+        return {"action": "reject", "message": args.message or ""}
+    if args.question:
+        return {"action": "edit", "question": args.question}
+    if args.drop:
+        return {"action": "drop", "claims": [c.strip() for c in args.drop.split(",") if c.strip()]}
+    if args.answer:
+        return {"action": "edit", "answer": args.answer}
+    if args.revise is not None:
+        return {"action": "revise", "message": args.revise}
+    return {"action": "approve"}
 
 
 def cmd_steps(settings: Settings, args) -> int:
@@ -145,6 +157,9 @@ def register(sub) -> dict:
     p.add_argument("--sources", help="comma-separated collections this run may use (default: every enabled one)")
     p.add_argument("--thread", help="continue this conversation thread")
     p.add_argument("--review", action="store_true", help="pause for human review before answering")
+    p.add_argument("--review-answer", nargs="?", const="always", choices=("off", "unsupported", "always"),
+                   help="pause for review of the checked answer: always (the default when given without a value), or "
+                        "only when a sentence is unsupported or unchecked (default: RAG_REVIEW_ANSWER, off)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p = sub.add_parser("resume", help="continue a run paused for review")
     p.add_argument("thread_id")
@@ -152,7 +167,11 @@ def register(sub) -> dict:
     group.add_argument("--approve", action="store_true")
     group.add_argument("--reject", action="store_true")
     group.add_argument("--question", help="edit the question (documents are retrieved again)")
+    group.add_argument("--drop", metavar="ID,...", help="answer review: drop these sentences (ids as listed: c1,c2)")
+    group.add_argument("--answer", metavar="TEXT", help="answer review: replace the answer with this text (checked again)")
+    group.add_argument("--revise", metavar="MESSAGE", help="answer review: send the draft back with this note")
     p.add_argument("--message", help="reason given with --reject")
+    p.add_argument("--reviewer", help="your name, recorded in the trace with the decision")
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("steps", help="list the steps of a run (a thread's turn) and what can be changed at each")
     p.add_argument("thread_id")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from langgraph.graph import StateGraph
 
 from core.config import Settings
+from core.patterns.answer_review import TAIL_REASONS, add_answer_tail
 from core.patterns.common import BASE_OPTIONS, BaseState
 from core.patterns.state import declared, turn_defaults
 from core.runtime.trace import RUN_REASONS, Reason
@@ -74,8 +75,9 @@ class Pattern:
         return tuple(self.variant_entries)
 
     def recursion_limit(self, settings: Settings) -> int:
-        """The run's recursion limit: every LLM call in its own super-step at most, plus routing and bookkeeping."""
-        return 3 * self.max_llm_calls(settings) + 20
+        """The run's recursion limit: every LLM call in its own super-step at most, plus routing and bookkeeping,
+        plus the answer's tail (check, review, and each draft the reviewer may send back: three steps a draft)."""
+        return 3 * self.max_llm_calls(settings) + 20 + 3 * (settings.max_generations + 1)
 
 
 def _registry() -> dict[str, str]:
@@ -113,8 +115,9 @@ def all_patterns() -> list[Pattern]:
 
 
 def termination_reasons() -> dict[str, Reason]:
-    """Every reason a run can stop with, id -> Reason: the runner's own, then what each pattern declares."""
-    out = {r.id: r for r in RUN_REASONS}
+    """Every reason a run can stop with, id -> Reason: the runner's own, the answer review's (every pattern's
+    graph ends in it), then what each pattern declares."""
+    out = {r.id: r for r in (*RUN_REASONS, *TAIL_REASONS)}
     for pattern in all_patterns():
         for reason in pattern.termination_reasons:
             if out.setdefault(reason.id, reason) != reason:
@@ -129,8 +132,9 @@ def reason_outcome(reason_id: str) -> str:
 
 
 def compile_pattern(pattern: Pattern, checkpointer=None):
-    """The pattern's graph compiled (on ``checkpointer``); a run streams it with ``context=`` its RunContext."""
-    builder: StateGraph = pattern.build()
+    """The pattern's graph with the shared tail (the claim check, the answer review: core.patterns.answer_review),
+    compiled (on ``checkpointer``); a run streams it with ``context=`` its RunContext."""
+    builder: StateGraph = add_answer_tail(pattern.build(), reason_outcome)
     return builder.compile(checkpointer=checkpointer, name=pattern.id)
 
 

@@ -53,17 +53,27 @@ class BaseState(TypedDict, total=False):
                                                   "[] = every enabled one")]
     searched: Annotated[list[str], per_turn(None, "what this turn searched: collection ids, 'web' for web search"),
                         add_or_reset]
+    # the shared tail (core.patterns.answer_review): the claim check and the reviewer's pause on the answer
+    review_answer: Annotated[str, per_turn("off", "pause for review of the answer: off | unsupported | always")]
+    claims: Annotated[list[dict], per_turn([], "each sentence of the answer with its mark, evidence and reason")]
+    claim_support: Annotated[dict, per_turn({}, "how many claims are supported, unsupported, unchecked")]
+    verification: Annotated[dict, per_turn({}, "what the claim checks of this turn cost, apart from the pattern")]
+    answer_settled: Annotated[bool, per_turn(False, "the reviewer decided on the answer: it is not paused again")]
+    answer_revisions: Annotated[int, per_turn(0, "drafts the reviewer sent back (of max_generations)")]
+    revision_note: Annotated[str, per_turn("", "the reviewer's note with the last draft sent back")]
+    drafts: Annotated[list[dict], per_turn(None, "the answers the reviewer changed: text, marks, decision"), add_or_reset]
 
 
 # the base fields a run's options may set (a pattern's own per-turn fields are options too: Pattern.reset)
 BASE_OPTIONS = ("source_ids",)
 
 
-def turn_input(state_schema: type, question: str, options: dict | None = None, review: bool = False) -> dict:
+def turn_input(state_schema: type, question: str, options: dict | None = None, review: bool = False,
+               review_answer: str = "off") -> dict:
     """The graph input that starts a new turn: every per-turn field at its default (the conversation kept),
-    this turn's question, and the run's options."""
+    this turn's question, the review it asked for (documents or tool calls; the answer), and the run's options."""
     return {**turn_defaults(state_schema), "question": question, "standalone_question": question,
-            "messages": [HumanMessage(question)], "review": review, **(options or {})}
+            "messages": [HumanMessage(question)], "review": review, "review_answer": review_answer, **(options or {})}
 
 
 def run_sources(ctx: RunContext, state: dict) -> list[Source]:
@@ -162,7 +172,8 @@ def make_review_documents(retrieve_again: str | Callable[[dict], str], answer_no
     def review_documents(state: dict) -> Command:  # dict: the pattern's own state, route included
         docs = documents_of(state)
         question = state["standalone_question"]
-        decision = normalise_decision(interrupt(document_review("review_documents", question, docs)))
+        decision = normalise_decision(interrupt(document_review("review_documents", question, docs)),
+                                      "document_review")
         action = decision["action"]
         if action == "reject":
             message = decision.get("message") or "no reason given"

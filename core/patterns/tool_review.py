@@ -39,7 +39,8 @@ def make_review_tool_calls(pending_key: str, act_node: str,
 
     def review_tool_calls(state: dict, runtime: Runtime[RunContext]) -> Command:
         calls = state.get(pending_key) or []
-        decision = normalise_decision(interrupt(tool_approval("review_tool_calls", state["standalone_question"], calls)))
+        decision = normalise_decision(interrupt(tool_approval("review_tool_calls", state["standalone_question"], calls)),
+                                      "tool_approval")
         action = decision["action"]
         if action == "approve":
             note = event("review_tool_calls", "interrupt", verdict="approve", target="tool calls",

@@ -20,10 +20,10 @@ from langgraph.types import Command
 from core.config import Settings
 from core.llm.models import friendly_error, model_name, resolve_provider
 from core.patterns import get_pattern, run_graph
+from core.patterns.answer_review import ANSWER_NODES, CHECK_NODES, VERIFY, review_mode
 from core.patterns.common import turn_input
 from core.run.run_slots import SLOTS
 from core.run.telemetry import run_tracer
-from core.run.verification import should_verify, verify_run
 from core.runtime.context import RunContext, make_context
 from core.runtime.review import ReviewDecisionError, normalise_decision
 from core.runtime.trace import UsageCallback, merge_usage
@@ -35,6 +35,8 @@ from core.store.history import turn_message_id
 from core.store.threads import ThreadBusyError, get_registry
 
 MAX_QUESTION_CHARS = 4000
+RUN_OPTIONS = ("review", "review_answer")  # options of every run, whatever its pattern
+UNREVIEWED_ORIGINS = frozenset({"compare", "eval"})
 QUEUE_POLL_SECONDS = 0.5
 CANCELLED_MESSAGE = "cancelled: the run was stopped before it finished (the page was left or the request ended)"
 log = logging.getLogger(__name__)
@@ -66,8 +68,10 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     Every run that claimed its thread is closed with a status, whatever happens: a consumer that
     stops reading (a page left mid-run closes the generator) leaves it ``cancelled``.
     """
+    options = {**options, "review_answer": "off"} if origin in UNREVIEWED_ORIGINS else options  # nobody reviews there
     registry = _registry(settings)
     pattern, question, thread_id, resume = _checked(registry, pattern_id, question, thread_id, resume, options)
+    resume = _resumable(settings, thread_id, resume)
     remember_secrets(settings)  # the checkpoints of this run are stored without its keys (core.store.checkpoint)
     question, resume = redact_all(question, settings), redact_all(resume, settings)  # nor do threads get them
     started = time.perf_counter()
@@ -98,13 +102,11 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         yield from _queued(ticket, settings)
         holding = True
         config = _config(pattern, thread_id, usage, spans, settings)
-        stream = graph.stream(_graph_input(pattern, question, options, resume, continue_from, run_id), config,
-                              context=ctx, stream_mode=["updates", "messages", "custom"], subgraphs=True)
+        stream = graph.stream(_graph_input(pattern, question, options, resume, continue_from, run_id, settings),
+                              config, context=ctx, stream_mode=["updates", "messages", "custom"], subgraphs=True)
         yield from _stream_events(stream, pattern, path, seen, settings)
         result.update(_state_result(graph.get_state(config), pattern, question))
         status = "waiting" if result["interrupted"] else "done"
-        if status == "done":
-            yield from _verified(result, settings, ctx.grader)
     except GraphRecursionError:
         result.update(_failure("error", "stopped: the graph hit its recursion limit (a loop did not end)"))
         status = "failed"
@@ -123,28 +125,44 @@ def _checked(registry, pattern_id: str, question: str | None, thread_id: str | N
              options: dict) -> tuple:
     """What a run is asked to do, checked before anything starts: (pattern, question, thread id, resume decision).
 
-    A resume takes its pattern from the paused thread and a normalised decision; a new turn a checked question
+    A resume takes its pattern from the paused thread; a new turn a checked question
     and (unless given) a new thread id. Options no state field of the pattern takes are refused.
     """
     if resume is not None:
         thread = registry.get(thread_id or "")
         if not thread:
             raise RunInputError(f"Unknown thread {thread_id!r}: nothing to resume.")
-        pattern_id = thread["pattern"]
-        try:
-            resume = normalise_decision(resume)
-        except ReviewDecisionError as exc:
-            raise RunInputError(str(exc)) from None
+        pattern_id = thread["pattern"]  # the decision is checked against the pause it answers (_resumable)
     else:
         question = check_question(question)
         thread_id = thread_id or uuid.uuid4().hex[:12]
     pattern = get_pattern(pattern_id)
     # an option no state field takes would be dropped without a word (a renamed option once was, in a test)
-    unknown = sorted(k for k, v in options.items() if v is not None and k != "review" and k not in pattern.reset)
+    unknown = sorted(k for k, v in options.items() if v is not None and k not in RUN_OPTIONS and k not in pattern.reset)
     if unknown:
         raise RunInputError(f"{pattern.id} takes no run option {', '.join(unknown)}; "
-                        f"it takes: review, {', '.join(sorted(pattern.reset))}")
+                        f"it takes: {', '.join(RUN_OPTIONS)}, {', '.join(sorted(pattern.reset))}")
     return pattern, question, thread_id, resume
+
+
+def _resumable(settings: Settings, thread_id: str, resume: Any) -> Any:
+    """The decision checked against the pause it answers (a drop of documents is not a drop of sentences), before
+    the run claims the thread: a decision the pause cannot take is refused with the pause left as it was."""
+    if resume is None:
+        return None
+    waiting = pending_interrupts(settings, thread_id)
+    payload = waiting[0] if waiting and isinstance(waiting[0], dict) else {}
+    try:
+        resume = normalise_decision(resume, payload.get("kind"))
+    except ReviewDecisionError as exc:
+        raise RunInputError(str(exc)) from None
+    if payload.get("kind") == "answer_review" and resume["action"] == "drop":
+        known = [c["id"] for c in payload.get("claims") or []]
+        unknown = [str(i) for i in resume["claims"] if str(i).strip() not in known]
+        if unknown:
+            raise RunInputError(f"no sentence {', '.join(unknown)} in the answer under review; "
+                                f"its sentences are {', '.join(known) or 'none'}")
+    return resume
 
 
 def _queued(ticket, settings: Settings) -> Iterator[dict]:
@@ -162,14 +180,17 @@ def _config(pattern, thread_id: str, usage: UsageCallback, spans, settings: Sett
 
 
 def _graph_input(pattern, question: str | None, options: dict, resume: Any, continue_from: dict | None,
-                 run_id: int):
-    """What the graph is started with: the reviewer's decision, nothing (a fork), or a new turn."""
+                 run_id: int, settings: Settings):
+    """What the graph is started with: the reviewer's decision, nothing (a fork), or a new turn (its answer reviewed
+    as the ``review_answer`` option says, else as RAG_REVIEW_ANSWER does)."""
     if resume is not None:
         return Command(resume=resume)
     if continue_from is not None:  # a fork: the thread's newest checkpoint already holds the changed state
         return None
     chosen = {k: v for k, v in options.items() if k in pattern.reset and v is not None}
-    graph_input = turn_input(pattern.state, question, chosen, review=bool(options.get("review")))
+    answer_review = options.get("review_answer") or settings.review_answer
+    graph_input = turn_input(pattern.state, question, chosen, review=bool(options.get("review")),
+                             review_answer=review_mode(answer_review))
     graph_input["messages"] = [HumanMessage(question, id=turn_message_id(run_id))]  # how a turn finds its run
     return graph_input
 
@@ -186,14 +207,14 @@ def _stream_events(stream, pattern, path: list[str], seen: list[dict], settings:
             message, meta = chunk
             # chunks only: whole messages here are state updates, already streamed as chunks
             if isinstance(message, AIMessageChunk) and message.content \
-                    and meta.get("langgraph_node") in pattern.answer_nodes \
+                    and meta.get("langgraph_node") in pattern.answer_nodes | ANSWER_NODES \
                     and "nostream" not in (meta.get("tags") or []):
                 yield {"type": "token", "text": message.content, "node": meta["langgraph_node"]}
             continue
         for node, update in chunk.items():
             if node == "__interrupt__":
                 continue
-            if not namespace:
+            if not namespace and node != VERIFY:  # the path is the pattern's; the check is the run's own
                 path.append(node)
             yield {"type": "node", "node": node, "namespace": list(namespace)}
             events = update.get("trace") if isinstance(update, dict) else None
@@ -219,16 +240,19 @@ def _state_result(state, pattern, question: str | None) -> dict:
         interrupt=interrupts[0] if interrupts else None,
         error=None,
         **{name: values.get(name) for name in pattern.result_fields},  # what badges and evaluation read
+        **_checked_answer(values),
     )
 
 
-def _verified(result: dict, settings: Settings, grader) -> Iterator[dict]:
-    """The claim check of a finished run, when it applies: every sentence against the run's documents
-    (the result is updated with it)."""
-    if should_verify(result, settings):
-        yield {"type": "node", "node": "verification", "namespace": []}
-        result.update(verify_run(result, settings, model=grader))
-        yield {"type": "trace", "event": redact_all(result["trace"][-1], settings)}
+def _checked_answer(values: dict) -> dict:
+    """The claim check's fields of the result, when the answer was checked; the drafts a reviewer changed."""
+    out = {}
+    if values.get("verification"):
+        out.update(claims=values.get("claims") or [], claim_support=values.get("claim_support") or {},
+                   verification=values["verification"])
+    if values.get("drafts"):  # exports carry every version: the drafts and the answer that stood
+        out["drafts"] = values["drafts"]
+    return out
 
 
 def _still_paused(stream, status: str, settings: Settings, thread_id: str, run_id: int) -> bool:
@@ -255,7 +279,8 @@ def _closed(registry, run_id: int, status: str, result: dict, *, paused: bool, e
     notices = usage.notice_events()  # model-adapter notices (cut off, tools emulated): in the trace, said once
     if notices:
         result["trace"] = list(result.get("trace") or []) + notices
-    result.update(_totals(merge_usage(earlier.get("usage", {}), usage.per_node), path, started))
+    pattern_usage = {node: stats for node, stats in usage.per_node.items() if node not in CHECK_NODES}  # check: its own
+    result.update(_totals(merge_usage(earlier.get("usage", {}), pattern_usage), path, started))
     result = redact_all(result, settings)
     _close(registry, run_id, status, result)
     if spans is not None:

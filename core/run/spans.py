@@ -35,7 +35,6 @@ from core.secrets import redact_all
 MAX_TEXT = 4000  # characters of one value in a span: enough to read a prompt or chunk, not a whole corpus
 ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 KIND = Attr.OPENINFERENCE_SPAN_KIND
-RUNNER_NODES = ("verification",)  # trace events the runner adds after the graph: they belong to the run's span
 log = logging.getLogger(__name__)
 
 
@@ -211,8 +210,7 @@ class RunSpans(BaseCallbackHandler):
                 self.open.clear()
             for span in left:
                 self._close(span, error=f"the run ended ({status}) before this step finished")
-            trace_events = [e for e in result.get("trace") or [] if e.get("node") in RUNNER_NODES]
-            attrs = {**decisions(trace_events), Attr.OUTPUT_VALUE: result.get("answer") or "", "rag.status": status,
+            attrs = {Attr.OUTPUT_VALUE: result.get("answer") or "", "rag.status": status,
                      "rag.termination_reason": result.get("termination_reason"),
                      "rag.termination_message": result.get("termination_message"),
                      "rag.path": list(result.get("path") or []), "rag.llm_calls": result.get("llm_calls"),

@@ -6,6 +6,7 @@ import re
 import string
 
 from core.patterns import get_pattern
+from core.patterns.answer_review import REVIEW, REVISE, VERIFY
 
 VISITED = "classDef visited fill:#f6c667,stroke:#7b2d26,stroke-width:2px,color:#222"
 PAUSED = "classDef paused fill:#9ecae1,stroke:#08519c,stroke-width:3px,stroke-dasharray:4 2"
@@ -24,7 +25,8 @@ def node_ids(mermaid: str) -> set[str]:
     return {m.group(1) for line in mermaid.split("\n") if (m := re.match(r"^\s*([^\s(\[]+)[(\[]", line))}
 
 
-REVIEW_PREFIX = "review_"  # review_documents, review_tool_calls: drawn only when the run paused for review
+REVIEW_PREFIX = "review_"  # review_documents, review_tool_calls, review_answer: drawn only when the run paused for review
+REVIEW_ONLY = {REVISE}  # reached only from a review: drawn with the review nodes
 
 
 def edges(mermaid: str) -> list[tuple[str, str]]:
@@ -73,7 +75,7 @@ def run_variant(pattern_id: str, path: list[str]) -> str | None:
 def focused(mermaid: str, pattern_id: str, variant: str | None = None, review: bool = False) -> str:
     """Only what one run can go through: the nodes of one variant (default: the first), review nodes if on."""
     ids = node_ids(mermaid)
-    reviews = {n for n in ids if n.startswith(REVIEW_PREFIX)}
+    reviews = {n for n in ids if n.startswith(REVIEW_PREFIX) or n in REVIEW_ONLY}
     hidden = set() if review else set(reviews)
     entries = variant_entries(pattern_id)
     if entries:
@@ -95,13 +97,28 @@ def pattern_mermaid(pattern) -> str:
     return text.replace("<p>__start__</p>", "start").replace("<p>__end__</p>", "end")
 
 
+def checked_path(path: list[str], finished: bool) -> list[str]:
+    """The path with the claim check put back where it ran (the runner leaves ``verify`` out of a run's path): before
+    each answer review, and last when the run ended on its answer (not on a review that ended it)."""
+    out = []
+    for node in path:
+        if node == REVIEW:
+            out.append(VERIFY)
+        out.append(node)
+    if finished and out and not out[-1].startswith(REVIEW_PREFIX):
+        out.append(VERIFY)
+    return out
+
+
 def highlight(mermaid: str, path: list[str], paused_at: str | None = None, finished: bool = True) -> str:
     """Add styles that mark the nodes and edges a run visited (and the node it paused at)."""
     if not path and not paused_at:
         return mermaid
+    defined = node_ids(mermaid)
+    if mermaid_id(VERIFY) in defined:  # a graph with the shared tail (every pattern's, compiled by the registry)
+        path = checked_path(path, finished and not paused_at)
     walk = ["__start__", *path] + (["__end__"] if finished and not paused_at else [])
     lines = mermaid.rstrip("\n").split("\n")
-    defined = node_ids(mermaid)
     visited = [mermaid_id(n) for n in dict.fromkeys(walk) if mermaid_id(n) in defined]
     steps = {(mermaid_id(a), mermaid_id(b)) for a, b in zip(walk, walk[1:])}
     if paused_at:

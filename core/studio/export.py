@@ -17,11 +17,11 @@ from core.studio.render import safe_markdown, source_links
 RESULT_FIELDS = ("pattern", "thread_id", "question", "standalone_question", "answer", "termination_reason",
                  "termination_message", "error", "interrupted", "sources", "trace", "path", "usage",
                  "llm_calls", "tokens", "ms", "provider", "model", "forked_from", "claims", "claim_support",
-                 "verification")
+                 "verification", "drafts")
 # the settings that explain a run; URLs are left out (they may carry credentials)
 SETTING_FIELDS = ("provider", "model", "grader_model", "temperature", "max_tokens", "k", "max_rewrites",
                   "max_generations", "max_iterations", "embedding_provider", "embedding_model", "verify_claims",
-                  "claim_checks")
+                  "claim_checks", "review_answer")
 TRACE_COLUMNS = ("node", "kind", "grader", "target", "verdict", "score", "p", "reason")
 
 
@@ -90,6 +90,11 @@ def _run_markdown(rec: dict, title: str, level: int) -> list[str]:
             (c.get("verdict"), c.get("text"), c.get("reason"),
              " / ".join(f"{e.get('source')} · {e.get('chunk')}: “{e.get('quote')}”" for e in c.get("evidence") or []))
             for c in rec["claims"]]) + [""]
+    for n, draft in enumerate(rec.get("drafts") or [], 1):  # the versions a reviewer changed, before the answer
+        who = f" by {_cell(draft['reviewer'])}" if draft.get("reviewer") else ""
+        out += [f"{h} Draft {n} (reviewer: {draft.get('decision')}{who})", "",
+                safe_markdown(draft.get("answer") or "_(no answer)_", source_links(rec)), "",
+                "Marks: " + (", ".join(str(c.get("verdict")) for c in draft.get("claims") or []) or "-"), ""]
     if rec.get("sources"):
         out += [f"{h} Sources", ""]
         for src in rec["sources"]:

@@ -33,6 +33,10 @@ EXACT = {
     "the answer cites nothing": "답변에 인용이 없습니다",
     "the agent answered without retrieval": "에이전트가 검색 없이 답했습니다",
     "no reason given": "사유 없음",
+    "no note": "메모 없음",
+    "answer edited by the reviewer": "검토자가 답변을 고쳤습니다",
+    "the reviewer dropped every sentence: no answer is given": "검토자가 모든 문장을 빼서 답변이 없습니다",
+    "drop": "문장 빼기", "revise": "다시 쓰기",
     "all kept": "모두 유지",
     "all documents graded incorrect": "모든 문서가 부정확으로 평가되었습니다",
     "retrieval ambiguous: adding a web supplement": "검색 결과가 모호해 웹 검색으로 보충합니다",
@@ -65,7 +69,7 @@ EXACT = {
 }
 
 TEMPLATES = (
-    # the claim check (core.run.outcome.claim_line, core.run.verification)
+    # the claim check (core.run.outcome.claim_line, core.patterns.answer_review)
     ("{s} of {n} claims supported, {u} unsupported, {c} unchecked",
      "주장 {n}개 중 {s}개 근거 있음, {u}개 근거 없음, {c}개 확인 안 함"),
     ("{s} of {n} claims supported", "주장 {n}개 중 {s}개 근거 있음"),
@@ -110,6 +114,15 @@ TEMPLATES = (
      "웹 검색 사용 불가({why}): 남은 조각 {n}개로 답했습니다"),
     ("web search unavailable: {why}", "웹 검색 사용 불가: {why}"),
     ("rejected by the reviewer: {message}", "검토자가 거절했습니다: {message}"),
+    # the answer review (core.patterns.answer_review)
+    ("answer approved with {n} sentence(s)", "답변 승인: 문장 {n}개"),
+    ("dropped {n} sentence(s): {texts}", "문장 {n}개를 뺐습니다: {texts}"),
+    ("sent back for draft {n}: {note}", "{n}번째 초안을 쓰도록 돌려보냈습니다: {note}"),
+    ("written again with the reviewer's note and {n} unsupported sentence(s)",
+     "검토자의 메모와 근거 없는 문장 {n}개를 반영해 다시 썼습니다"),
+    ("the reviewer asked for another draft, but {n} of {limit} regeneration(s) are spent: the answer stands",
+     "검토자가 다시 쓰기를 요청했지만 재생성 {limit}회 중 {n}회를 다 써서 답변을 그대로 둡니다"),
+    ("draft {n}", "{n}번째 초안"),
     ("the reviewer dropped every document: nothing to answer from", "검토자가 모든 문서를 제외해 답할 근거가 없습니다"),
     ("changed by the user; was {was}", "사용자가 바꿨습니다; 이전 값: {was}"),
     ("no retrieved chunk passed grading after {n} rewrite(s) (budget {limit}); not answering from failed context",

@@ -6,10 +6,12 @@ import streamlit as st
 
 from core.config import Settings
 from core.studio.export import to_json, to_markdown
+from core.studio.render import plain_markdown, safe_markdown
 from ui.evidence.answer_checks import answer_checks
+from ui.evidence.claim_marks import MARKS
 from ui.evidence.graph_view import graph_diagram
 from ui.evidence.sources import sources_panel
-from ui.i18n import t
+from ui.i18n import core_text, t
 from ui.run.trace_panel import trace_panel
 from ui.run.whatif import whatif_panel
 
@@ -17,6 +19,7 @@ from ui.run.whatif import whatif_panel
 def result_details(result: dict, settings: Settings, key: str, with_graph: bool = True) -> None:
     """Answer checks, then tabs: sources, trace, graph, export. ``key`` keeps widgets apart."""
     answer_checks(result)
+    earlier_drafts(result)
     sources = result.get("sources") or []
     names = [f"{t('cited_sources')} ({len(sources)})", t("trace"), t("graph"), t("export")]
     tab_sources, tab_trace, tab_graph, tab_export = st.tabs(names)
@@ -37,3 +40,16 @@ def result_details(result: dict, settings: Settings, key: str, with_graph: bool 
                                  mime="application/json", key=f"{key}_json", on_click="ignore")
         col_md.download_button(t("export_md"), to_markdown(result, settings), file_name=f"{name}.md",
                                mime="text/markdown", key=f"{key}_md", on_click="ignore")
+
+
+def earlier_drafts(result: dict) -> None:
+    """The drafts a reviewer changed before this answer stood: each with its decision and its marks."""
+    drafts = result.get("drafts") or []
+    if not drafts:
+        return
+    with st.expander(t("earlier_drafts", n=len(drafts))):
+        for draft in drafts:
+            decision = core_text(str(draft.get("decision") or ""))
+            st.caption(t("draft_decision", decision=plain_markdown(decision)))
+            st.markdown(safe_markdown(draft.get("answer") or ""))  # model text: through the safe renderer
+            st.caption(" ".join(MARKS.get(c.get("verdict"), "❔") for c in draft.get("claims") or []))  # md-safe: emoji

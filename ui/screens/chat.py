@@ -88,8 +88,8 @@ def _turn(turn: dict, settings: Settings, key: str, latest: bool) -> None:
         with st.chat_message("assistant", avatar="⏳"):
             _running_elsewhere(settings, turn["run_id"])
         return
-    if (result.get("interrupted") or not result) and not turn["answer"]:
-        return  # paused (the review controls stand for the answer)
+    if result.get("interrupted") and turn.get("interrupt") or (not result and not turn["answer"]):
+        return  # paused: the review controls stand for the answer (a draft under review is shown there, not here)
     with st.chat_message("assistant"):
         if result.get("error"):
             st.error(safe_markdown(result["error"]), icon="⚠️")

@@ -45,7 +45,7 @@ def compare_page() -> None:
     st.set_page_config(page_title=t("compare_title"), page_icon="⚖️", layout="wide")
     settings, _ = sidebar(None)
     st.title(t("compare_title"))
-    st.caption(t("compare_intro"))
+    st.caption(t("compare_intro") + " " + t("no_answer_review_here"))
     if not ensure_samples(settings):
         return
     # the form lives in session state: a refused question or a page switch loses nothing

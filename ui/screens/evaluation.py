@@ -35,7 +35,7 @@ def evaluation_page() -> None:
     st.set_page_config(page_title=t("eval_title"), page_icon="📊", layout="wide")
     settings, _ = sidebar(None)
     st.title(t("eval_title"))
-    st.caption(t("eval_intro"))
+    st.caption(t("eval_intro") + " " + t("no_answer_review_here"))
     st.info(t("eval_demo"), icon="ℹ️")
     state = st.session_state.setdefault("evaluation", {"reports": None})
     saved = st.session_state.pop("eval_saved", None)

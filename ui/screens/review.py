@@ -11,7 +11,7 @@ from ui.run.result_view import result_details
 from ui.run.review_panel import resume_live, review_controls, waits_for
 from ui.shell.page_index import page_for, pattern_title
 from ui.shell.sidebar import sidebar
-from ui.shell.state import ensure_samples, stores_ready
+from ui.shell.state import bound, ensure_samples, prefs, stores_ready
 
 
 def review_page() -> None:
@@ -21,6 +21,8 @@ def review_page() -> None:
     st.caption(t("review_intro"))
     if not stores_ready(settings) or not ensure_samples(settings):
         return
+    prefs().setdefault("reviewer", "")
+    bound(st.text_input, "reviewer", t("reviewer_name"), max_chars=80)  # recorded with each decision made here
     for i, done in enumerate(st.session_state.get("reviewed", [])):
         _resumed(done, settings, i)
     items = pending_reviews(settings)

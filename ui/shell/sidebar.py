@@ -10,6 +10,7 @@ from core.config import DEFAULT_CHAT_MODELS, PROVIDERS, Settings, load_settings
 from core.knowledge.hybrid import MODES as RETRIEVAL_MODES
 from core.llm.models import check, list_models, model_name
 from core.patterns import get_pattern
+from core.patterns.answer_review import REVIEW_MODES
 from core.secrets import MIN_KEY_CHARS, PROVIDER_KEY_FIELDS, key_problem
 from core.store.checkpoint import get_checkpointer
 from core.store.threads import get_registry
@@ -145,6 +146,13 @@ def _run_options(p: dict, pattern_id: str | None) -> dict:
           help=None if pattern.supports_review else t("review_unsupported"))
     if pattern.supports_review and p["review"]:
         options["review"] = True
+    p.setdefault("review_answer", "off")  # a session begun before answer review existed
+    modes = {mode: t(f"review_answer_{mode}") for mode in REVIEW_MODES}  # in this run's language, fixed
+    options["review_answer"] = bound(st.selectbox, "review_answer", t("review_answer"), options=list(REVIEW_MODES),
+                                     format_func=modes.get)
+    if pattern.supports_review or p["review_answer"] != "off":
+        p.setdefault("reviewer", "")
+        bound(st.text_input, "reviewer", t("reviewer_name"), max_chars=80)
     if "graph_wait" in pattern.reset:  # Graph RAG: wait for a graph still being built, or answer from what is built
         p.setdefault("graph_wait", current_settings().graph_wait)
         options["graph_wait"] = bool(bound(st.toggle, "graph_wait", t("graph_wait"), help=t("graph_wait_help")))

@@ -15,6 +15,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_embedder, with_visitor_endpoints
 from core.knowledge.hybrid import retrieval_mode
 from core.llm.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
+from core.patterns.answer_review import review_mode
 from core.secrets import PROVIDER_KEY_FIELDS, secret_values
 from core.store.threads import get_registry, store_problem
 from core.studio.render import plain_markdown
@@ -38,7 +39,8 @@ def prefs() -> dict:
         values = {key: getattr(base, key) for key in SETTING_KEYS}
         values["retrieval"] = retrieval_mode(base.retrieval)  # an unknown RAG_RETRIEVAL must not break the select box
         values.update(provider=provider, models={provider: base.model} if base.model else {},
-                      review=False, lang=default_language(), **{key: "" for key in SECRET_KEYS})
+                      review=False, review_answer=review_mode(base.review_answer), reviewer="",
+                      lang=default_language(), **{key: "" for key in SECRET_KEYS})
         st.session_state["prefs"] = values
     return st.session_state["prefs"]
 

@@ -244,3 +244,30 @@ def polarity_differs(claim: str, evidence: str) -> bool:
 def is_korean(text: str) -> bool:
     """Whether the text is mostly Hangul (by letters, against Latin ones)."""
     return len(re.findall(r"[가-힣]", text)) >= len(re.findall(r"[A-Za-z]", text))
+
+
+def without_sentences(answer: str, drop: set[int]) -> str:
+    """The answer without the sentences at the places ``drop`` (indexes into ``split_answer(answer)``); every other
+    line as written, citation markers included. A line left with no sentence goes (its bullet too)."""
+    lines, n = [], 0
+    for raw in (answer or "").splitlines():
+        count = len(split_answer(raw))
+        mine = {i - n for i in range(n, n + count) if i in drop}
+        n += count
+        if not mine:
+            lines.append(raw)
+        elif len(mine) < count:
+            lines.append(_cut_line(raw, mine, count))
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def _cut_line(raw: str, drop: set[int], count: int) -> str:
+    """One line without some of its sentences: cut where they stand, or (when the raw line splits otherwise than
+    its cleaned text) the kept sentences as the check read them."""
+    lead = _BULLET.match(raw)
+    prefix = lead.group(0) if lead else ""
+    body = raw[len(prefix):]
+    pieces = [(s, e) for s, e in sentences_in(body) if re.search(r"\w", clean(body[s:e]))]
+    if len(pieces) == count:
+        return prefix + " ".join(body[s:e] for k, (s, e) in enumerate(pieces) if k not in drop)
+    return prefix + " ".join(s.text for k, s in enumerate(split_answer(raw)) if k not in drop)
