@@ -39,11 +39,11 @@ most {ANSWER_CHARS} characters). If the documents do not answer it, reply with a
 ANSWERED_TASK = """Task: do the documents above state the answer to the question below?
 {question}"""
 
-SMALL_TALK_TASK = f"""Task: write one short chat message that a user of the document collection above sends \
-to its assistant, one that needs no document: a greeting, a thank-you, or a question about the assistant \
-itself (like "Hi, who are you?" or "Thanks, that helped!"). You write the user's words, never the \
-assistant's: no offer of help, no "How can I help you?". Write it in {{language}}, at most {SMALL_TALK_CHARS} \
-characters. {{different}}Reply with the message only."""
+SMALL_TALK_TASK = f"""Task: a person opens a chat with the assistant of the document collection above. Write \
+the first short message this person types, one that needs no document: a greeting, a thank-you, or a question \
+about the assistant itself (like "Hi, who are you?" or "Thanks, that helped!"). The person is the one who \
+asks: never write what the assistant says (no introduction as an assistant or tool, no offer of help). Write it \
+in {{language}}, at most {SMALL_TALK_CHARS} characters. {{different}}Reply with the message only."""
 
 # the model answers the same prompt the same way at temperature 0: shown what it wrote, it writes another
 DIFFERENT = """Messages written before are listed inside <already_written>: write a different one. """

@@ -191,6 +191,7 @@ class Writer:
     def __init__(self, model, kb, pools: list[Pool], k: int = 3):
         self.model, self.kb, self.pools, self.k = model, kb, pools, k
         self.calls = 0
+        self.note = ""  # what the last attempt wrote and why it was dropped, for its progress line
         self.small_talk_written: dict[str, list[str]] = {}
 
     def most_calls(self) -> int:
@@ -238,6 +239,7 @@ class Writer:
         if got is None:
             return None, "model_failed"
         question = squash(got.question)
+        self.note = f"{question} [{' | '.join(s.text for s in spans)}]"
         if not in_language(question, lang):
             return None, "language"
         if any(stated_in(s, question) for s in spans):
@@ -258,6 +260,7 @@ class Writer:
         got = self._ask(Answer, docs + "\n\n" + P.ANSWER_TASK.format(question=fence(question, "question")))
         if got is None:
             return "model_failed"
+        self.note += f" -> {squash(got.answer)}"
         return "" if all(same_answer(s, got.answer) for s in spans) else "answer_differs"
 
     def unanswerable(self, pool: Pool, _other: Pool | None = None):
@@ -272,6 +275,7 @@ class Writer:
         if got is None:
             return None, "model_failed"
         question = squash(got.question)
+        self.note = question
         if not in_language(question, lang):
             return None, "language"
         if not all(self._absent(other, question) for other in self.pools):
@@ -295,6 +299,7 @@ class Writer:
             self.calls += 1
             reading = graders.read_many(self.model, P.SYSTEM, [human], graders.YES_NO)[0]
         if reading is not None:
+            self.note += f" [{pool.name}: p(yes) {reading.p('yes'):.2f}]"
             return reading.p("yes") < ANSWERED_AT
         got = self._ask(AnsweredCheck, human)
         return got is not None and not got.answered
@@ -310,6 +315,7 @@ class Writer:
         if got is None:
             return None, "model_failed"
         message = squash(got.message)
+        self.note = message
         written.append(message)
         if not in_language(message, lang):
             return None, "language"
@@ -343,11 +349,11 @@ def _eta(done: Generated, kept: int, wanted: int) -> float | None:
     return round((wanted - kept) * done.attempts / kept * per_attempt, 1)
 
 
-def _record(done: Generated, kind: str, item: dict | None, why: str) -> str:
-    """Keep the item or count its drop; the line progress shows for it."""
+def _record(done: Generated, kind: str, item: dict | None, why: str, note: str) -> str:
+    """Keep the item or count its drop; the line progress shows for it (a drop: what was written, and why)."""
     if item is None:
         done.dropped[why] += 1
-        return f"{kind}: dropped ({why})"
+        return f"{kind}: dropped ({why}) {note}".rstrip()
     n = len(done.items) + 1
     done.items.append({"id": f"g{n:03d}", "category": kind, "kind": kind, **item})
     return f"{kind}: kept g{n:03d} {item['question']}"
@@ -371,7 +377,7 @@ def generate(kb, model, collections: list[str], count: int = 10, progress: Progr
             done.stopped = True
             break
         kind, pool, other = plan[slot % len(plan)], chosen[slot % len(chosen)], chosen[(slot + 1) % len(chosen)]
-        slot, calls = slot + 1, writer.calls
+        slot, calls, writer.note = slot + 1, writer.calls, ""
         item, why = getattr(writer, kind)(pool, other)
         if writer.calls == calls:  # nothing left to ask about for this kind here: not an attempt
             spent |= {pool.name} if kind == "single" and why == "no_candidate" else set()
@@ -381,7 +387,7 @@ def generate(kb, model, collections: list[str], count: int = 10, progress: Progr
             continue
         idle, done.attempts, done.model_calls = 0, done.attempts + 1, writer.calls
         item, why = unique(item, why, [i["question"] for i in done.items], meaning)
-        line = _record(done, kind, item, why)
+        line = _record(done, kind, item, why, writer.note)
         done.seconds = time.perf_counter() - started
         if progress:
             progress(len(done.items), count, line, _eta(done, len(done.items), count))
