@@ -42,9 +42,6 @@ ATTEMPTS_PER_QUESTION = 3  # questions written per question wanted, at most
 MIN_CHUNK_CHARS = 60  # headings and stubs make poor questions
 CHUNK_CHARS = 1200  # the model sees at most this much of a chunk; spans are taken from what it sees
 RECENT_SHOWN = 8  # small-talk messages written before, shown so the next one differs
-# p("yes") at or above which retrieved chunks state the answer of an "unanswerable" question. Not calibrated:
-# 0.5 is the middle, and a question is dropped when in doubt about any collection.
-ANSWERED_AT = 0.5
 LANGUAGES = {"ko": "Korean (한국어)", "en": "English"}
 
 Progress = Callable[[int, int, str, "float | None"], None]  # (kept, wanted, what happened, seconds left or None)
@@ -298,9 +295,9 @@ class Writer:
         if supports_probabilities(self.model):
             self.calls += 1
             reading = graders.read_many(self.model, P.SYSTEM, [human], graders.YES_NO)[0]
-        if reading is not None:
+        if reading is not None:  # cut at the model's fitted relevance threshold: the nearest yes/no over documents
             self.note += f" [{pool.name}: p(yes) {reading.p('yes'):.2f}]"
-            return reading.p("yes") < ANSWERED_AT
+            return reading.p("yes") < graders.default_thresholds(self.model).cut("relevance")
         got = self._ask(AnsweredCheck, human)
         return got is not None and not got.answered
 
