@@ -284,7 +284,7 @@ def test_end_to_end_on_the_embedded_model_every_kept_question_keeps_what_it_wrot
     from core.llm.embeddings import get_embeddings
     from core.llm.models import get_chat_model
 
-    real = settings.with_(provider="embedded", embedded_model="qwen2.5-coder-1.5b-instruct")
+    real = settings.with_(provider="embedded", model="qwen2.5-coder-1.5b-instruct")  # the default, not conftest's Gemma
     kb = KnowledgeBase(real, get_embeddings(real))
     for name, text in SMALL_HANDBOOK.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
