@@ -189,6 +189,19 @@ def candidates(text: str) -> list[Span]:
     return taken
 
 
+def line_of(text: str, span: Span) -> str:
+    """The sentence of ``text`` the span sits in (what it answers there: the item a figure is the price of)."""
+    start = text.rfind("\n", 0, span.start) + 1
+    end = text.find("\n", span.start)
+    line = text[start:end if end >= 0 else len(text)]
+    at, offset = span.start - start, 0
+    for sentence in re.split(r"(?<=[.!?。])\s+", line):
+        if offset <= at < offset + len(sentence) + 1:
+            return sentence.strip()
+        offset += len(sentence) + 1
+    return line.strip()
+
+
 def hint(span: Span) -> str:
     """What sort of answer the span is, and the question word that asks for it (said to the writing model)."""
     return {"money": "an amount of money: ask how much", "time": "a time of day: ask what time",

@@ -24,7 +24,7 @@ from core.knowledge import hybrid
 from core.prompts import fence
 from core.prompts import questions as P
 from core.prompts.questions import ANSWER_CHARS, QUESTION_CHARS, SMALL_TALK_CHARS
-from core.studio.answer_spans import Span, candidates, hint, same_answer, stated_in
+from core.studio.answer_spans import Span, candidates, hint, line_of, same_answer, stated_in
 from core.studio.question_checks import (
     Meaning,
     assistant_voice,
@@ -229,9 +229,11 @@ class Writer:
         lang = language_of(where[0][1].page_content)
         docs = "\n\n".join(fence(shown(chunk)) for _pool, chunk in where)
         answers = [fence(s.text, "answer", inline=True) for s in spans]
-        task = (P.WRITE_TASK.format(answer=answers[0], hint=hint(spans[0]), language=_language_name(lang))
-                if len(spans) == 1 else
-                P.WRITE_PAIR_TASK.format(first=answers[0], second=answers[1], language=_language_name(lang)))
+        lines = [fence(line_of(shown(chunk), s), "line", inline=True) for (_pool, chunk), s in zip(where, spans)]
+        task = (P.WRITE_TASK.format(answer=answers[0], line=lines[0], hint=hint(spans[0]),
+                                    language=_language_name(lang)) if len(spans) == 1 else
+                P.WRITE_PAIR_TASK.format(first=answers[0], first_line=lines[0], second=answers[1],
+                                         second_line=lines[1], language=_language_name(lang)))
         got = self._ask(Question, docs + "\n\n" + task)
         if got is None:
             return None, "model_failed"
@@ -267,6 +269,7 @@ class Writer:
         chunk, span = picked
         lang = language_of(chunk.page_content)
         task = P.UNANSWERABLE_TASK.format(answer=fence(span.text, "answer", inline=True), hint=hint(span),
+                                          line=fence(line_of(shown(chunk), span), "line", inline=True),
                                           language=_language_name(lang))
         got = self._ask(Question, fence(shown(chunk)) + "\n\n" + task)
         if got is None:
@@ -353,7 +356,8 @@ def _record(done: Generated, kind: str, item: dict | None, why: str, note: str) 
         return f"{kind}: dropped ({why}) {note}".rstrip()
     n = len(done.items) + 1
     done.items.append({"id": f"g{n:03d}", "category": kind, "kind": kind, **item})
-    return f"{kind}: kept g{n:03d} {item['question']}"
+    facts = f" [{' | '.join(item['facts'])}]" if item["facts"] else ""
+    return f"{kind}: kept g{n:03d} {item['question']}{facts}"
 
 
 def generate(kb, model, collections: list[str], count: int = 10, progress: Progress | None = None,
