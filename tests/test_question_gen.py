@@ -70,6 +70,18 @@ def test_a_chunk_of_prose_gives_a_defining_phrase_and_one_with_figures_none():
     assert candidates("## 헬멧\n헬멧은 대여소마다 무료로 빌려 주며 반납함에 돌려 놓으면 됩니다.") == []
 
 
+def test_the_writer_is_shown_the_sentence_of_its_answer_with_the_answer_blanked(tmp_path, settings):
+    from core.studio.answer_spans import line_of
+
+    assert line_of(HR, figure_spans(HR)[1], "___") == "국내 출장 숙박비는 1박 12만 원까지 지급하며, 서울은 ___까지 인정합니다."
+    assert line_of(HR, figure_spans(HR)[1]) == "국내 출장 숙박비는 1박 12만 원까지 지급하며, 서울은 1박 15만 원까지 인정합니다."
+    kb = corpus.build(tmp_path, settings)
+    scripted = corpus.model()
+    question_gen.generate(kb, scripted, ["bikes"], count=1)
+    write = str(scripted.calls[0][-1].content)
+    assert "<line>누비라 ___ 이용권은 1,000원이며 앱에서 바로 살 수 있습니다.</line>" in write  # the span was 1시간
+
+
 def test_a_reply_gives_the_span_back_when_it_states_the_same_value_or_words():
     money = Span("1박 12만 원", 0, "figure", "money")
     assert same_answer(money, "120,000원") and same_answer(money, "1박에 12만 원까지")

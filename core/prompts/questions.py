@@ -19,13 +19,13 @@ _QUESTION_RULES = f"""Write it in {{language}}, as a user of these documents wou
 about, so that it can be answered without seeing the document. It must not contain the answer, nor its \
 number or its name. Reply with the question only, at most {QUESTION_CHARS} characters."""
 
-WRITE_TASK = """Task: write one question whose answer, in the document above, is {answer}, as this \
-sentence of it says: {line} The answer is {hint}; the question names the item or the case this sentence gives \
-it for. """ + _QUESTION_RULES
+WRITE_TASK = """Task: write one question whose answer, in the document above, is {answer}, the ___ of \
+this sentence of it: {line} The answer is {hint}; the question names the item or the case this sentence gives \
+it for, and does not copy the sentence. """ + _QUESTION_RULES
 
 WRITE_PAIR_TASK = """Task: write one question that needs both documents above: its answer is {first} from the \
-first document (in this sentence: {first_line}) and {second} from the second (in this sentence: \
-{second_line}). Ask for both in one question, or compare them. """ + _QUESTION_RULES
+first document (the ___ of {first_line}) and {second} from the second (the ___ of {second_line}). \
+Ask for both in one question, or compare them. """ + _QUESTION_RULES
 
 UNANSWERABLE_TASK = f"""Task: the document above states {{answer}} ({{hint}}) in this sentence: {{line}} \
 Write one question, in {{language}}, that asks for the same kind of detail about something the document does not cover: the same \

@@ -189,14 +189,18 @@ def candidates(text: str) -> list[Span]:
     return taken
 
 
-def line_of(text: str, span: Span) -> str:
-    """The sentence of ``text`` the span sits in (what it answers there: the item a figure is the price of)."""
+def line_of(text: str, span: Span, blank: str = "") -> str:
+    """The sentence of ``text`` the span sits in (what it answers there: the item a figure is the price of), the
+    span replaced by ``blank`` when one is given."""
     start = text.rfind("\n", 0, span.start) + 1
     end = text.find("\n", span.start)
     line = text[start:end if end >= 0 else len(text)]
     at, offset = span.start - start, 0
     for sentence in re.split(r"(?<=[.!?。])\s+", line):
         if offset <= at < offset + len(sentence) + 1:
+            where = at - offset
+            if blank and sentence[where:where + len(span.text)] == span.text:
+                sentence = sentence[:where] + blank + sentence[where + len(span.text):]
             return sentence.strip()
         offset += len(sentence) + 1
     return line.strip()

@@ -41,6 +41,7 @@ CYCLE = ("single", "two_chunks", "unanswerable", "single", "cross_collection", "
 ATTEMPTS_PER_QUESTION = 3  # questions written per question wanted, at most
 MIN_CHUNK_CHARS = 60  # headings and stubs make poor questions
 CHUNK_CHARS = 1200  # the model sees at most this much of a chunk; spans are taken from what it sees
+BLANK = "___"  # where the answer was, in the sentence the writing model is shown
 RECENT_SHOWN = 8  # small-talk messages written before, shown so the next one differs
 LANGUAGES = {"ko": "Korean (한국어)", "en": "English"}
 
@@ -229,7 +230,8 @@ class Writer:
         lang = language_of(where[0][1].page_content)
         docs = "\n\n".join(fence(shown(chunk)) for _pool, chunk in where)
         answers = [fence(s.text, "answer", inline=True) for s in spans]
-        lines = [fence(line_of(shown(chunk), s), "line", inline=True) for (_pool, chunk), s in zip(where, spans)]
+        # the sentence with its answer blanked: shown it whole, Qwen 1.5B copied it, answer and all, as its question
+        lines = [fence(line_of(shown(chunk), s, BLANK), "line", inline=True) for (_pool, chunk), s in zip(where, spans)]
         task = (P.WRITE_TASK.format(answer=answers[0], line=lines[0], hint=hint(spans[0]),
                                     language=_language_name(lang)) if len(spans) == 1 else
                 P.WRITE_PAIR_TASK.format(first=answers[0], first_line=lines[0], second=answers[1],
