@@ -83,7 +83,7 @@ def cmd_questions(settings: Settings, args) -> int:
     summary = done.summary()
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(summary["dropped"].items())) or "none"
     sys.stderr.write(f"kept {summary['kept']} of {summary['attempts']} written in {summary['seconds']} s, "
-                     f"{summary['model_calls']} model calls ({summary['calls_per_kept']} per kept question, at most "
+                     f"{summary['model_calls']} model calls ({summary['calls_per_kept'] or '-'} per kept question, at most "
                      f"{summary['call_bound']}) (dropped: {dropped}){'; stopped early' if done.stopped else ''}\n")
     if where:
         sys.stderr.write(f"saved to {where}\n")
