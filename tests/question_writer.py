@@ -1,9 +1,9 @@
 """A scripted question writer for any collection: it answers the generator's prompts from the chunks it is shown.
 
 tests/question_corpus.py scripts a writer for its own tiny corpus; this one needs no table, so the app
-tests and the browser test can generate a set from the shipped samples. Each question names its chunk's
-heading (a single fact: the first words of its focus sentence) and quotes the last words as the fact (so it is a
-substring, and not in the question).
+tests and the browser test can generate a set from the shipped samples. A question names its chunk's heading
+and is answered back with the span it was written for (remembered here, as a model reading the chunk would
+find it).
 """
 
 from __future__ import annotations
@@ -29,10 +29,23 @@ def _heading(chunk: str) -> str:
     return re.sub(r"^[#\-\s\d.]+", "", first).strip()[:40] or first.strip()[:40]
 
 
-def _fact(chunk: str) -> str:
-    """The last line's last words (at most about 20 characters), cut at a space so it reads as a quote."""
-    last = " ".join(chunk.split()[-4:])
-    return last[-20:].strip()
+WRITTEN: dict[str, str] = {}  # question -> the span(s) it was written for: its round-trip answer
+
+
+def _task(human: str, name: str) -> bool:
+    return getattr(P, name).split("{")[0] in human
+
+
+def _question(human: str, docs: list[str], korean: bool) -> str:
+    spans = re.findall(r"<answer>(.*?)</answer>", human)
+    headings = [_heading(d) for d in docs[:2]]
+    if len(headings) == 2:
+        question = (f"{headings[0]}와 {headings[1]}에 대해 각각 무엇이 적혀 있나요?" if korean else
+                    f"What do {headings[0]} and {headings[1]} each say?")
+    else:
+        question = f"{headings[0]}에 대해 무엇이 적혀 있나요?" if korean else f"What is said about {headings[0]}?"
+    WRITTEN[question] = ", ".join(spans)
+    return question
 
 
 def reply(messages) -> dict | None:
@@ -40,27 +53,22 @@ def reply(messages) -> dict | None:
     system, human = str(messages[0].content), str(messages[-1].content)
     docs = _documents(human)
     korean = bool(HANGUL.search(" ".join(docs) or human))
-    if _is(system, P.ANSWERED_CHECK_SYSTEM):
-        return {"answered": False}
     if _is(system, DECLINE_SYSTEM):
         return {"declined": "찾을 수 없" in human or "not available" in human}
-    if _is(system, P.SMALL_TALK_SYSTEM):
+    if system != P.SYSTEM:
+        return None
+    if _task(human, "ANSWERED_TASK"):
+        return {"answered": False}
+    if _task(human, "SMALL_TALK_TASK"):
         return {"message": "안녕하세요, 오늘도 고마워요!" if korean else "Hello, thanks for your help!"}
-    if _is(system, P.UNANSWERABLE_SYSTEM):
+    if _task(human, "ANSWER_TASK"):
+        question = re.findall(r"<question>\n(.*?)\n</question>", human, re.S)
+        return {"answer": WRITTEN.get(question[-1] if question else "", "")}
+    if _task(human, "UNANSWERABLE_TASK"):
         heading = _heading(docs[0])
-        return ({"question": f"{heading} 담당 요리사의 고향은 어디인가요?", "missing": "요리사의 고향"} if korean else
-                {"question": f"Where was the head cook of {heading} born?", "missing": "head cook"})
-    if _is(system, P.TWO_FACTS_SYSTEM):
-        first, second = (_heading(d) for d in docs[:2])
-        question = (f"{first}와 {second}에 대해 각각 무엇이 적혀 있나요?" if korean else
-                    f"What do {first} and {second} each say?")
-        return {"question": question, "fact_first": _fact(docs[0]), "fact_second": _fact(docs[1])}
-    if _is(system, P.SINGLE_FACT_SYSTEM):  # about the sentence in focus, as the prompt asks
-        focus = (re.findall(r"<focus>\n(.*?)\n</focus>", human, re.S) or [docs[0]])[0]
-        subject = " ".join(focus.split()[:2])
-        return {"question": f"{subject}에 대해 무엇이 적혀 있나요?" if korean else f"What is said about {subject}?",
-                "facts": [_fact(focus)]}
-    return None
+        return {"question": f"{heading} 담당 요리사의 고향은 어디인가요?" if korean else
+                f"Where was the head cook of {heading} born?"}
+    return {"question": _question(human, docs, korean)}
 
 
 def combined(fallback):

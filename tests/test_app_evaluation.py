@@ -182,6 +182,8 @@ def test_questions_generated_from_a_collection_are_shown_with_their_chunk_saved_
     button(at, "Generate").click().run()
     assert_clean(at)
     assert "Kept 3 of 3 written questions" in shown(texts(at)) and "Stopped" not in shown(texts(at))
+    streamed = [c.value for c in at.code if c.value.startswith("single: kept g001 ")]  # one line per question
+    assert streamed and streamed[0].splitlines()[1].startswith("two_chunks: kept g002 ")
     picked = at.selectbox(key="gen_chunk_pick")
     assert picked.options == ["g001", "g002", "g003"]
     picked.set_value("g002").run()  # a two-chunk question: both of its chunks are shown

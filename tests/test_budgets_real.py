@@ -15,7 +15,7 @@ from core.llm.embedded_grammar import schema_to_gbnf
 from core.llm.embedded_llm import EmbeddedChatModel, embedded_model_path
 from core.patterns.rag_fusion import SearchQueries
 from core.studio.evaluate import Declined
-from core.studio.question_gen import AnsweredCheck, SingleFact, SmallTalk, TwoFacts, Unanswerable
+from core.studio.question_gen import Answer, AnsweredCheck, Question, SmallTalk
 
 pytestmark = pytest.mark.real_model
 
@@ -26,7 +26,7 @@ SCHEMAS = [graders.route_schema(["restaurant_menu", "restaurant_wine", "web", "d
            graders.sources_schema(["restaurant_menu", "restaurant_wine", "web"], 3), graders.Complexity,
            graders.SubQuestions, graders.MessageKind, graders.Relevance, graders.CragGrade, graders.Grounded,
            graders.Usefulness, graders.Rewrite, graders._strip_schema(12), SearchQueries, QuestionEntities,
-           batch_schema(4), SingleFact, TwoFacts, Unanswerable, SmallTalk, AnsweredCheck, _verdicts_schema(8),
+           batch_schema(4), Question, Answer, SmallTalk, AnsweredCheck, _verdicts_schema(8),
            DraftDescription, Declined]
 
 

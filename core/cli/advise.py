@@ -36,8 +36,10 @@ def _stop_on_interrupt():
 
 
 def _eta_progress(kept: int, wanted: int, label: str, seconds_left: float | None) -> None:
-    left = f" ~{seconds_left:.0f}s left" if seconds_left is not None else ""
-    common.progress(kept, wanted, f"{label}{left}")
+    """One line per question written: kept or dropped (and why), the count so far, the time left."""
+    left = f", ~{seconds_left:.0f} s left" if seconds_left is not None else ""
+    sys.stderr.write(f"  [{kept}/{wanted}{left}] {label}\n")
+    sys.stderr.flush()
 
 
 def _print_set(items: list[dict]) -> None:
@@ -80,8 +82,9 @@ def cmd_questions(settings: Settings, args) -> int:
         _print_set(done.items)
     summary = done.summary()
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(summary["dropped"].items())) or "none"
-    sys.stderr.write(f"kept {summary['kept']} of {summary['attempts']} written in {summary['seconds']} s "
-                     f"(dropped: {dropped}){'; stopped early' if done.stopped else ''}\n")
+    sys.stderr.write(f"kept {summary['kept']} of {summary['attempts']} written in {summary['seconds']} s, "
+                     f"{summary['model_calls']} model calls ({summary['calls_per_kept'] or '-'} per kept question, at most "
+                     f"{summary['call_bound']}) (dropped: {dropped}){'; stopped early' if done.stopped else ''}\n")
     if where:
         sys.stderr.write(f"saved to {where}\n")
     return 0 if done.items else 1

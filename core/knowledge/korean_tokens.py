@@ -75,6 +75,26 @@ def token_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+def proper_noun_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the names in Korean text: Kiwi's proper nouns (NNP) and capitalised Latin words, names
+    one space apart joined (강원도 평창)."""
+    text = str(text or "")
+    fixed = [(m.start(), m.end()) for m in _ASCII.finditer(text)]
+    analyser = kiwi()
+    with _use_lock:
+        analysed = analyser.tokenize(text, pretokenized=[(s, e, "SL") for s, e in fixed])
+    spans: list[list[int]] = []
+    for tok in analysed:
+        latin = str(tok.tag) == "SL" and text[tok.start:tok.start + 1].isupper()
+        if str(tok.tag) != "NNP" and not latin:
+            continue
+        if spans and text[spans[-1][1]:tok.start] in ("", " "):
+            spans[-1][1] = tok.start + tok.len
+        else:
+            spans.append([tok.start, tok.start + tok.len])
+    return [(s, e) for s, e in spans if e - s >= 2]
+
+
 def _plain_spans(text: str) -> list[tuple[int, int, str]]:
     """Text without Hangul: words and identifiers split at spaces and punctuation, lower-cased."""
     spans = [(m.start(), m.end(), normalise(m.group(0))) for m in _WORD.finditer(text)]

@@ -1,68 +1,59 @@
-"""Question sets generated from collections: the configured model writes, the code checks.
+"""Question sets written answer first from collections: code picks the answer, the model writes the question,
+a round trip keeps it.
 
-Chunks are sampled across each collection's files. Every question is written in its chunk's language
-with its key facts quoted from the chunk; a fact that is not a substring of its chunk, a question in
-another language, one that contains its own answer, a (near-)duplicate in words or in meaning (the knowledge
-base's embeddings), or an "unanswerable" question that the collection does answer is dropped, and the reason
-is counted. The result is a question set in
-the JSONL format of core.studio.question_set, with each question's kind and provenance.
+Chunks are sampled across each collection's files. For each question a candidate answer is taken from a chunk
+(core.studio.answer_spans: a figure with its unit, a name, a defining phrase), and the configured model writes a
+question in the chunk's language whose answer it is. The question is kept when it does not contain its answer,
+retrieval over its collections puts its chunk in the top k, and answering it from that chunk (one short call)
+gives the span back. An unanswerable question asks the same kind of detail about something not covered, and is
+checked absent from every collection; small talk is checked to be the user's, not the assistant's. Every drop is
+counted by reason. The result is a question set in the JSONL format of core.studio.question_set.
 """
 
 from __future__ import annotations
 
 import random
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Annotated
 
-import numpy as np
 from pydantic import BaseModel, Field
 
-from core.knowledge import korean_tokens
-from core.prompts import HANGUL, fence
+from core.knowledge import hybrid
+from core.prompts import fence
 from core.prompts import questions as P
-from core.prompts.questions import FACT_CHARS, QUESTION_CHARS, SMALL_TALK_CHARS
-from core.studio.evaluate import answer_language
+from core.prompts.questions import ANSWER_CHARS, QUESTION_CHARS, SMALL_TALK_CHARS
+from core.studio.answer_spans import Span, candidates, hint, line_of, same_answer, stated_in
+from core.studio.question_checks import (
+    Meaning,
+    assistant_voice,
+    in_language,
+    language_of,
+    squash,
+    unique,
+)
 
 KINDS = ("single", "two_chunks", "cross_collection", "unanswerable", "small_talk")
 # the order kinds are tried in: every kind turns up within the first six questions of a set
 CYCLE = ("single", "two_chunks", "unanswerable", "single", "cross_collection", "small_talk", "single",
          "two_chunks", "single", "unanswerable")
-MAX_FACT_CHARS = 40  # a key fact is checked as a substring of answers: a figure or a name, not a sentence
-RECENT_SHOWN = 8  # questions written before, shown to the model so it writes another (prompt stays short)
-ATTEMPTS_PER_QUESTION = 3  # dropped questions are replaced, up to this many model calls per kept one
+ATTEMPTS_PER_QUESTION = 3  # questions written per question wanted, at most
 MIN_CHUNK_CHARS = 60  # headings and stubs make poor questions
-CHUNK_CHARS = 1200  # the model sees at most this much of a chunk; facts are checked against what it saw
-NEAR_DUPLICATE = 0.7  # character-trigram overlap above which two questions count as one
-# Cosine similarity (the knowledge base's embedder, query side) at or above which two questions ask the same
-# thing. Measured on multilingual-e5-small (the built-in embedder) over 8 paraphrase and 10 distinct pairs,
-# Korean and English (tests/test_question_gen.py, MEANING_PAIRS): paraphrases 0.896-0.989, distinct questions
-# 0.789-0.954 ("누비라 한 시간 이용권의 가격은 얼마인가요?" / "누비라 한 달 정기권은 얼마인가요?" is 0.954).
-# 0.96 sits between the closest distinct pair and the next paraphrase: it drops 6 of the 8 paraphrases and no
-# distinct question. e5's cosines crowd near 1, other embedders' spread lower, so elsewhere it drops fewer.
-SAME_MEANING = 0.96
+CHUNK_CHARS = 1200  # the model sees at most this much of a chunk; spans are taken from what it sees
+BLANK = "___"  # where the answer was, in the sentence the writing model is shown
+RECENT_SHOWN = 8  # small-talk messages written before, shown so the next one differs
 LANGUAGES = {"ko": "Korean (한국어)", "en": "English"}
 
-Progress = Callable[[int, int, str, "float | None"], None]  # (kept, wanted, label, seconds left or None)
+Progress = Callable[[int, int, str, "float | None"], None]  # (kept, wanted, what happened, seconds left or None)
 
 
-class SingleFact(BaseModel):
+class Question(BaseModel):
     question: str = Field(min_length=3, max_length=QUESTION_CHARS)
-    facts: list[Annotated[str, Field(max_length=FACT_CHARS)]] = Field(min_length=1, max_length=3)
 
 
-class TwoFacts(BaseModel):
-    question: str = Field(min_length=3, max_length=QUESTION_CHARS)
-    fact_first: str = Field(min_length=1, max_length=FACT_CHARS)
-    fact_second: str = Field(min_length=1, max_length=FACT_CHARS)
-
-
-class Unanswerable(BaseModel):
-    question: str = Field(min_length=3, max_length=QUESTION_CHARS)
-    missing: str = Field(min_length=1, max_length=FACT_CHARS)
+class Answer(BaseModel):
+    answer: str = Field(max_length=ANSWER_CHARS)
 
 
 class SmallTalk(BaseModel):
@@ -75,143 +66,23 @@ class AnsweredCheck(BaseModel):
 
 @dataclass
 class Generated:
-    """What a generation produced: the kept questions, and why the others were dropped."""
+    """What a generation produced: the kept questions, why the others were dropped, and what it cost."""
 
     items: list[dict] = field(default_factory=list)
     dropped: Counter = field(default_factory=Counter)
     attempts: int = 0
     seconds: float = 0.0
     stopped: bool = False
+    model_calls: int = 0
+    call_bound: int = 0  # the most model calls the generation could make (ATTEMPTS_PER_QUESTION × a kind's most)
 
     def summary(self) -> dict:
-        return {"kept": len(self.items), "attempts": self.attempts, "dropped": dict(self.dropped),
-                "seconds": round(self.seconds, 1), "stopped": self.stopped,
+        kept = len(self.items)
+        return {"kept": kept, "attempts": self.attempts, "dropped": dict(self.dropped),
+                "seconds": round(self.seconds, 1), "stopped": self.stopped, "model_calls": self.model_calls,
+                "calls_per_kept": round(self.model_calls / kept, 1) if kept else None, "call_bound": self.call_bound,
                 "kinds": dict(Counter(i["kind"] for i in self.items)),
                 "languages": dict(Counter(i["lang"] for i in self.items))}
-
-
-# ---------------------------------------------------------------- text checks
-
-
-def language_of(text: str) -> str:
-    """``ko`` (mostly Hangul), ``en`` (mostly Latin letters) or ``""`` (something else, or no letters)."""
-    if answer_language(text) == "ko":
-        return "ko"
-    letters = [c for c in text or "" if c.isalpha()]
-    latin = sum(c.isascii() for c in letters)
-    return "en" if letters and latin * 2 > len(letters) else ""
-
-
-def in_language(text: str, lang: str) -> bool:
-    """Is the text written in ``lang``? For English, a quoted Korean name may stay, a Korean clause may not."""
-    if not lang:
-        return True
-    if language_of(text) != lang:
-        return False
-    letters = [c for c in text if c.isalpha()]
-    return lang != "en" or sum(bool(HANGUL.match(c)) for c in letters) * 5 <= len(letters)
-
-
-def _squash(text: str) -> str:
-    return re.sub(r"\s+", " ", text or "").strip()
-
-
-def _norm(text: str) -> str:
-    """Letters and digits only, case-folded: how questions and answers are compared."""
-    return re.sub(r"[\W_]+", "", text or "").casefold()
-
-
-def fact_in(fact: str, chunk: str) -> bool:
-    """Is the fact quoted from the chunk? Exact, except that runs of whitespace count as one space."""
-    fact = _squash(fact)
-    return bool(fact) and fact in _squash(chunk)
-
-
-_SENTENCE_END = re.compile(r"(?<=[^\d][.!?。])\s+")
-
-
-def focus_sentences(text: str, min_chars: int = 12) -> list[str]:
-    """The chunk's sentences as written (headings left out), each a substring of the chunk."""
-    out = []
-    for line in text.splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            out += [s.strip() for s in _SENTENCE_END.split(line) if len(s.strip()) >= min_chars]
-    return out
-
-
-_FIGURE = re.compile(r"\d(?:[\d,.]*\d)?(?:[\uac00-\ud7a3%])?")  # 1,000원 / 312곳 / 24 / 7.5% (a Korean counter kept)
-
-
-def figures(text: str) -> list[str]:
-    """The numbers of a text as written, with a Korean counter or % attached (1,000원, 30분, 13세)."""
-    return list(dict.fromkeys(_FIGURE.findall(text)))
-
-
-def focused_facts(question: str, facts: list[str], focus: str, sentences: list[str]) -> tuple[list[str], str]:
-    """The key facts of a question about ``focus``, or [] and why the question is dropped.
-
-    The question must be about its focus sentence (its keyword tokens meet that sentence at least as often as
-    any other sentence of the chunk). Its key facts are the figures of that sentence the question does not
-    contain (those the model's quotes name, when they name some); a sentence without such figures keeps the
-    model's quotes from it of at most MAX_FACT_CHARS characters. A small model's own quotes were whole
-    sentences, or the wrong words of the right sentence ("Langstroth hives" for how many colonies),
-    and a key fact is looked for in answers as a substring.
-    """
-    if not focus or gives_away(question, facts):
-        return facts, ""  # the common checks drop a question holding the model's own answer
-    asked = set(korean_tokens.tokens(question))
-    overlap = [len(asked & set(korean_tokens.tokens(s))) for s in sentences]
-    mine = len(asked & set(korean_tokens.tokens(focus)))
-    if not mine or mine < max(overlap, default=0):
-        return [], "off_focus"
-    unasked = [f for f in figures(focus) if _norm(f) not in _norm(question)]
-    quoted = [f for f in unasked if any(_norm(f) in _norm(q) for q in facts)]  # what the model's quotes name
-    if unasked:
-        return quoted or unasked, ""
-    kept = [f for f in facts if fact_in(f, focus) and len(_squash(f)) <= MAX_FACT_CHARS]
-    return (kept, "") if kept else ([], "fact_not_in_focus")
-
-
-def gives_away(question: str, facts: list[str]) -> bool:
-    """Does the question contain one of its own answer's facts?"""
-    asked = _norm(question)
-    return any(_norm(f) and _norm(f) in asked for f in facts)
-
-
-def _trigrams(text: str) -> set[str]:
-    text = _norm(text)
-    return {text[i:i + 3] for i in range(max(1, len(text) - 2))}
-
-
-def is_duplicate(question: str, kept: list[str]) -> bool:
-    """Equal once spaces, punctuation and case are ignored, or nearly so (trigram overlap)."""
-    grams = _trigrams(question)
-    for other in kept:
-        theirs = _trigrams(other)
-        if _norm(other) == _norm(question) or len(grams & theirs) / max(1, len(grams | theirs)) >= NEAR_DUPLICATE:
-            return True
-    return False
-
-
-class Meaning:
-    """Questions compared by meaning: cosine of their embeddings (query side, each text embedded once)."""
-
-    def __init__(self, embed_query: Callable[[str], list[float]], threshold: float = SAME_MEANING):
-        self.embed_query, self.threshold = embed_query, threshold
-        self.vectors: dict[str, np.ndarray] = {}
-
-    def vector(self, text: str) -> np.ndarray:
-        if text not in self.vectors:
-            vec = np.asarray(self.embed_query(text), dtype=float)
-            self.vectors[text] = vec / (np.linalg.norm(vec) or 1.0)
-        return self.vectors[text]
-
-    def similarity(self, first: str, second: str) -> float:
-        return float(self.vector(first) @ self.vector(second))
-
-    def same_as_any(self, question: str, kept: list[str]) -> bool:
-        return any(self.similarity(question, other) >= self.threshold for other in kept)
 
 
 # ---------------------------------------------------------------- sampling and planning
@@ -244,30 +115,57 @@ def plan_kinds(count: int, collections: int, most_chunks: int) -> list[str]:
     return [kind if kind in possible else "single" for kind in (CYCLE[i % len(CYCLE)] for i in range(count))]
 
 
-# ---------------------------------------------------------------- writing one question
+def shown(chunk) -> str:
+    return chunk.page_content[:CHUNK_CHARS]
 
 
 @dataclass
 class Pool:
-    """One collection's sampled chunks, taken in turn, and its whole text for the absence check."""
+    """One collection's sampled chunks and their unused candidate answers, taken in turn across chunks."""
 
     name: str
     description: str
     order: list
-    corpus: str
     cursor: int = 0
+    spans: dict = field(default_factory=dict)  # chunk id -> candidate answers not yet asked about
+    templates: int = 0  # where the next unanswerable question takes its model answer
 
-    def next(self):
-        chunk = self.order[self.cursor % len(self.order)]  # a small collection is gone round again
-        self.cursor += 1
-        return chunk
+    def candidates(self, chunk) -> list[Span]:
+        if chunk.id not in self.spans:  # found on a chunk's first visit: a large collection is not read whole
+            self.spans[chunk.id] = candidates(shown(chunk))
+        return self.spans[chunk.id]
+
+    def take(self):
+        """(chunk, span) from the next chunk that still has a candidate, the span used up; None when none has."""
+        for _ in range(len(self.order)):
+            chunk = self.order[self.cursor % len(self.order)]
+            self.cursor += 1
+            if self.candidates(chunk):
+                return chunk, self.candidates(chunk).pop(0)
+        return None
+
+    def neighbour(self, chunk):
+        """(chunk, span) from the chunk before or after ``chunk`` in its file, the span used up; or None."""
+        meta = chunk.metadata
+        for other in self.order:
+            om = other.metadata
+            near = abs(int(om.get("chunk_index", -9)) - int(meta.get("chunk_index", -9))) == 1
+            if near and om.get("source") == meta.get("source") and om.get("page") == meta.get("page") \
+                    and self.candidates(other):
+                return other, self.candidates(other).pop(0)
+        return None
+
+    def template(self):
+        """(chunk, span) an unanswerable question is modelled on, without using the span up; or None."""
+        having = [c for c in self.order if self.candidates(c)]
+        if not having:
+            return None
+        self.templates += 1
+        chunk = having[(self.templates - 1) % len(having)]
+        return chunk, self.candidates(chunk)[0]
 
     def language(self) -> str:
         return Counter(language_of(c.page_content) for c in self.order[:8]).most_common(1)[0][0]
-
-
-def _shown(chunk) -> str:
-    return chunk.page_content[:CHUNK_CHARS]
 
 
 def _where(pool: Pool, chunk) -> dict:
@@ -278,126 +176,155 @@ def _language_name(lang: str) -> str:
     return LANGUAGES.get(lang, "the language of the document")
 
 
+# ---------------------------------------------------------------- writing one question
+
+
 class Writer:
-    """Asks the model for one question of a kind and checks it; each method returns (item, "") or (None, why)."""
+    """Writes one question of a kind and checks it; each kind returns (item, "") or (None, why dropped).
 
-    def __init__(self, model, kb, k: int = 3):
-        self.model, self.kb, self.k = model, kb, k
-        self.written: dict[tuple[str, str], list[str]] = {}  # (collection, kind) -> questions written, kept or not
-        self.visits: Counter = Counter()  # chunk id -> times a question was asked about it
+    Every call on a chunk starts with the same system text and the chunk, so the question and its round-trip
+    answer share a prefix (the embedded model's prompt-state cache reads the chunk once).
+    """
 
-    def _focused(self, chunk) -> tuple[str, str, list[str]]:
-        """The chunk fenced, then one of its sentences to ask about (the next one at each visit); that
-        sentence ("" for a chunk without one) and all of the chunk's sentences.
+    def __init__(self, model, kb, pools: list[Pool], k: int = 3):
+        self.model, self.kb, self.pools, self.k = model, kb, pools, k
+        self.calls = 0
+        self.note = ""  # what the last attempt wrote and why it was dropped, for its progress line
+        self.small_talk_written: dict[str, list[str]] = {}
 
-        A small model shown the same chunk writes the same question, whatever it is told it wrote before
-        (Qwen2.5 1.5B did, four times in a row): a different sentence each time gives a different question.
-        """
-        shown = _shown(chunk)
-        sentences = focus_sentences(shown)
-        focus = sentences[self.visits[chunk.id] % len(sentences)] if sentences else ""
-        self.visits[chunk.id] += 1
-        return fence(shown) + ("\n\n" + fence(focus, "focus") if focus else ""), focus, sentences
+    def most_calls(self) -> int:
+        """The most model calls one question can cost: an unanswerable one, asked once per collection."""
+        return 1 + len(self.pools) * 2  # each check's probabilities, then (none given) its written verdict
 
-    def _ask(self, schema, system: str, human: str):
+    def _ask(self, schema, human: str):
         from core.llm import graders
 
-        outcome = graders.ask(self.model, schema, system, human, None)
+        self.calls += 1
+        outcome = graders.ask(self.model, schema, P.SYSTEM, human, None)
         return None if outcome.fallback or outcome.value is None else outcome.value
 
-    def _write(self, schema, template: str, lang: str, human: str, where: tuple[str, str]):
-        """Ask for a new question, showing the last ones written for the same collection and kind."""
-        written = self.written.setdefault(where, [])
-        recent = written[-RECENT_SHOWN:]
-        system = template.format(language=_language_name(lang), different=P.DIFFERENT if recent else "")
-        if recent:
-            human += "\n\n" + fence("\n".join(recent), "already_written")
-        got = self._ask(schema, system, human)
-        text = getattr(got, "question", None) or getattr(got, "message", None)
-        if text:
-            written.append(_squash(text))
-        return got
-
     def single(self, pool: Pool, _other: Pool | None = None):
-        chunk = pool.next()
-        lang = language_of(chunk.page_content)
-        human, focus, sentences = self._focused(chunk)
-        got = self._write(SingleFact, P.SINGLE_FACT_SYSTEM, lang, human, (pool.name, "single"))
-        if got is None:
-            return None, "model_failed"
-        if not all(fact_in(f, _shown(chunk)) for f in got.facts):  # a misquote drops the question
-            return None, "fact_not_in_chunk"
-        facts, why = focused_facts(got.question, got.facts, focus, sentences)
-        if why:
-            return None, why
-        return _checked(got.question, [(f, _shown(chunk)) for f in facts], lang,
-                        {"sources": [pool.name], "provenance": [_where(pool, chunk)]})
+        picked = pool.take()
+        if picked is None:
+            return None, "no_candidate"
+        return self._answerable([(pool, picked[0])], [picked[1]])
 
     def two_chunks(self, pool: Pool, _other: Pool | None = None):
-        return self._pair(pool, pool, "two_chunks")
+        return self._pair(pool, pool)
 
     def cross_collection(self, pool: Pool, other: Pool | None = None):
-        return self._pair(pool, other or pool, "cross_collection")
+        return self._pair(pool, other or pool)
 
-    def _pair(self, first_pool: Pool, second_pool: Pool, kind: str):
-        first, second = first_pool.next(), second_pool.next()
-        if first.id == second.id:
-            second = second_pool.next()
-        lang = language_of(first.page_content)
-        human = fence(_shown(first)) + "\n\n" + fence(_shown(second))
-        got = self._write(TwoFacts, P.TWO_FACTS_SYSTEM, lang, human, (first_pool.name, kind))
+    def _pair(self, first_pool: Pool, second_pool: Pool):
+        first = first_pool.take()
+        if first is None:
+            return None, "no_candidate"
+        second = first_pool.neighbour(first[0]) if second_pool is first_pool else second_pool.take()
+        if second is None:
+            first_pool.spans[first[0].id].insert(0, first[1])  # unused: the next single question takes it
+            return None, "no_pair"
+        return self._answerable([(first_pool, first[0]), (second_pool, second[0])], [first[1], second[1]])
+
+    def _answerable(self, where: list[tuple[Pool, object]], spans: list[Span]):
+        """Ask for a question whose answer is the span(s), check it, and make the round trip."""
+        lang = language_of(where[0][1].page_content)
+        docs = "\n\n".join(fence(shown(chunk)) for _pool, chunk in where)
+        answers = [fence(s.text, "answer", inline=True) for s in spans]
+        # the sentence with its answer blanked: shown it whole, Qwen 1.5B copied it, answer and all, as its question
+        lines = [fence(line_of(shown(chunk), s, BLANK), "line", inline=True) for (_pool, chunk), s in zip(where, spans)]
+        task = (P.WRITE_TASK.format(answer=answers[0], line=lines[0], hint=hint(spans[0]),
+                                    language=_language_name(lang)) if len(spans) == 1 else
+                P.WRITE_PAIR_TASK.format(first=answers[0], first_line=lines[0], second=answers[1],
+                                         second_line=lines[1], language=_language_name(lang)))
+        got = self._ask(Question, docs + "\n\n" + task)
         if got is None:
             return None, "model_failed"
-        sources = list(dict.fromkeys([first_pool.name, second_pool.name]))
-        return _checked(got.question, [(got.fact_first, _shown(first)), (got.fact_second, _shown(second))], lang,
-                        {"sources": sources, "provenance": [_where(first_pool, first), _where(second_pool, second)]})
+        question = squash(got.question)
+        self.note = f"{question} [{' | '.join(s.text for s in spans)}]"
+        if not in_language(question, lang):
+            return None, "language"
+        if any(stated_in(s, question) for s in spans):
+            return None, "answer_in_question"
+        why = self._round_trip(question, where, spans, docs)
+        if why:
+            return None, why
+        sources = list(dict.fromkeys(pool.name for pool, _chunk in where))
+        return {"question": question, "facts": list(dict.fromkeys(s.text for s in spans)), "answerable": True,
+                "lang": lang, "sources": sources, "provenance": [_where(pool, chunk) for pool, chunk in where]}, ""
+
+    def _round_trip(self, question: str, where: list, spans: list[Span], docs: str) -> str:
+        """"" when retrieval finds the question's chunks and answering from them gives the spans back."""
+        found = hybrid.search(self.kb, list(dict.fromkeys(p.name for p, _c in where)), question, self.k).documents
+        ids = {str(d.id) for d in found}
+        if any(str(chunk.id) not in ids for _pool, chunk in where):
+            return "not_retrieved"
+        got = self._ask(Answer, docs + "\n\n" + P.ANSWER_TASK.format(question=fence(question, "question")))
+        if got is None:
+            return "model_failed"
+        self.note += f" -> {squash(got.answer)}"
+        return "" if all(same_answer(s, got.answer) for s in spans) else "answer_differs"
 
     def unanswerable(self, pool: Pool, _other: Pool | None = None):
-        chunk = pool.next()
+        picked = pool.template()
+        if picked is None:
+            return None, "no_candidate"
+        chunk, span = picked
         lang = language_of(chunk.page_content)
-        got = self._write(Unanswerable, P.UNANSWERABLE_SYSTEM, lang, self._focused(chunk)[0],
-                          (pool.name, "unanswerable"))
+        task = P.UNANSWERABLE_TASK.format(answer=fence(span.text, "answer", inline=True), hint=hint(span),
+                                          line=fence(line_of(shown(chunk), span), "line", inline=True),
+                                          language=_language_name(lang))
+        got = self._ask(Question, fence(shown(chunk)) + "\n\n" + task)
         if got is None:
             return None, "model_failed"
-        if not in_language(got.question, lang):
+        question = squash(got.question)
+        self.note = question
+        if not in_language(question, lang):
             return None, "language"
-        if _norm(got.missing) in pool.corpus or not self._absent(pool, got.question):
+        if not all(self._absent(other, question) for other in self.pools):
             return None, "not_absent"
-        return {"question": _squash(got.question), "facts": [], "answerable": False, "lang": lang,
-                "sources": [pool.name], "provenance": [_where(pool, chunk)], "missing": _squash(got.missing)}, ""
+        return {"question": question, "facts": [], "answerable": False, "lang": lang, "sources": [pool.name],
+                "provenance": [_where(pool, chunk)]}, ""
 
     def _absent(self, pool: Pool, question: str) -> bool:
-        """Search the collection for the question and have the model read what comes back: absent only
-        when none of it answers (a verdict that cannot be read keeps the question out)."""
-        hits = self.kb.search(pool.name, question, k=self.k)
-        if not hits:
+        """Do none of the collection's best chunks for the question state its answer? Read from the model's
+        p("yes") where it gives probabilities, else its written verdict (one that cannot be read: not absent)."""
+        from core.llm import graders
+        from core.llm.verdicts import supports_probabilities
+
+        found = hybrid.search(self.kb, [pool.name], question, self.k).documents
+        if not found:
             return True
-        human = f"Question: {question}\n\n" + "\n\n".join(fence(_shown(d)) for d in hits)
-        got = self._ask(AnsweredCheck, P.ANSWERED_CHECK_SYSTEM, human)
+        human = "\n\n".join(fence(shown(d)) for d in found) + "\n\n" + \
+            P.ANSWERED_TASK.format(question=fence(question, "question"))
+        reading = None
+        if supports_probabilities(self.model):
+            self.calls += 1
+            reading = graders.read_many(self.model, P.SYSTEM, [human], graders.YES_NO)[0]
+        if reading is not None:  # cut at the model's fitted relevance threshold: the nearest yes/no over documents
+            self.note += f" [{pool.name}: p(yes) {reading.p('yes'):.2f}]"
+            return reading.p("yes") < graders.default_thresholds(self.model).cut("relevance")
+        got = self._ask(AnsweredCheck, human)
         return got is not None and not got.answered
 
     def small_talk(self, pool: Pool, _other: Pool | None = None):
         lang = pool.language()
-        human = fence(f"{pool.name}: {pool.description}", "collections")
-        got = self._write(SmallTalk, P.SMALL_TALK_SYSTEM, lang, human, (pool.name, "small_talk"))
+        written = self.small_talk_written.setdefault(pool.name, [])
+        human = fence(f"{pool.name}: {pool.description}", "collections") + "\n\n" + P.SMALL_TALK_TASK.format(
+            language=_language_name(lang), different=P.DIFFERENT if written else "")
+        if written:
+            human += "\n\n" + fence("\n".join(written[-RECENT_SHOWN:]), "already_written")
+        got = self._ask(SmallTalk, human)
         if got is None:
             return None, "model_failed"
-        if not in_language(got.message, lang):
+        message = squash(got.message)
+        self.note = message
+        written.append(message)
+        if not in_language(message, lang):
             return None, "language"
-        return {"question": _squash(got.message), "facts": [], "answerable": True, "lang": lang, "sources": [],
+        if assistant_voice(message):
+            return None, "assistant_voice"
+        return {"question": message, "facts": [], "answerable": True, "lang": lang, "sources": [],
                 "provenance": [{"collection": pool.name, "file": "", "chunk_id": ""}]}, ""
-
-
-def _checked(question: str, facts: list[tuple[str, str]], lang: str, fields: dict):
-    """The checks every question with facts passes: quoted, in the chunk's language, not giving itself away."""
-    if not all(fact_in(fact, chunk) for fact, chunk in facts):
-        return None, "fact_not_in_chunk"
-    quoted = list(dict.fromkeys(_squash(fact) for fact, _chunk in facts))
-    if not in_language(question, lang):
-        return None, "language"
-    if gives_away(question, quoted):
-        return None, "answer_in_question"
-    return {"question": _squash(question), "facts": quoted, "answerable": True, "lang": lang, **fields}, ""
 
 
 # ---------------------------------------------------------------- the set
@@ -412,28 +339,27 @@ def pools(kb, collections: list[str], seed: int = 0) -> list[Pool]:
         chunks = kb.chunks(name, limit=None)
         if not chunks:
             raise ValueError(f"collection {name!r} has no chunks; index some files first")
-        out.append(Pool(name, get_source(kb, name).description, sample_chunks(chunks, seed),
-                        _norm(" ".join(c.page_content for c in chunks))))
+        out.append(Pool(name, get_source(kb, name).description, sample_chunks(chunks, seed)))
     return out
 
 
 def _eta(done: Generated, kept: int, wanted: int) -> float | None:
-    """Seconds left, from the measured seconds per model attempt and the share of attempts kept so far."""
+    """Seconds left, from the measured seconds per attempt and the share of attempts kept so far."""
     if not done.attempts or not kept:
         return None
     per_attempt = done.seconds / done.attempts
     return round((wanted - kept) * done.attempts / kept * per_attempt, 1)
 
 
-def _unique(item: dict | None, why: str, kept: list[str], meaning: Meaning) -> tuple[dict | None, str]:
-    """The item, or None with the reason: the same words as a kept question, or the same meaning."""
+def _record(done: Generated, kind: str, item: dict | None, why: str, note: str) -> str:
+    """Keep the item or count its drop; the line progress shows for it (a drop: what was written, and why)."""
     if item is None:
-        return None, why
-    if is_duplicate(item["question"], kept):
-        return None, "duplicate"
-    if meaning.same_as_any(item["question"], kept):
-        return None, "same_meaning"
-    return item, ""
+        done.dropped[why] += 1
+        return f"{kind}: dropped ({why}) {note}".rstrip()
+    n = len(done.items) + 1
+    done.items.append({"id": f"g{n:03d}", "category": kind, "kind": kind, **item})
+    facts = f" [{' | '.join(item['facts'])}]" if item["facts"] else ""
+    return f"{kind}: kept g{n:03d} {item['question']}{facts}"
 
 
 def generate(kb, model, collections: list[str], count: int = 10, progress: Progress | None = None,
@@ -441,28 +367,33 @@ def generate(kb, model, collections: list[str], count: int = 10, progress: Progr
              into: Generated | None = None) -> Generated:
     """Write up to ``count`` checked questions over ``collections`` (stops early when ``should_stop()``).
 
-    ``into`` is filled as questions are kept, so a caller that is interrupted (a page rerun) keeps them.
+    ``into`` is filled as questions are kept, so a caller that is interrupted (a page rerun) keeps them. A
+    kind that finds no candidate answer costs no model call and no attempt; when no kind finds one, it stops.
     """
     chosen = pools(kb, collections, seed)
     plan = plan_kinds(count, len(chosen), max(len(p.order) for p in chosen))
-    writer, done, started = Writer(model, kb, k), into or Generated(), time.perf_counter()
-    meaning = Meaning(kb.embed_query)
-    while len(done.items) < count and done.attempts < count * ATTEMPTS_PER_QUESTION:
+    writer, done, started = Writer(model, kb, chosen, k), into or Generated(), time.perf_counter()
+    done.call_bound = count * ATTEMPTS_PER_QUESTION * writer.most_calls()
+    meaning, slot, idle, spent = Meaning(kb.embed_query), 0, 0, set()
+    while len(done.items) < count and done.attempts < count * ATTEMPTS_PER_QUESTION and idle < len(plan):
         if should_stop and should_stop():
             done.stopped = True
             break
-        kind = plan[done.attempts % len(plan)]
-        pool = chosen[done.attempts % len(chosen)]
-        other = chosen[(done.attempts + 1) % len(chosen)]
+        kind, pool, other = plan[slot % len(plan)], chosen[slot % len(chosen)], chosen[(slot + 1) % len(chosen)]
+        slot, calls, writer.note = slot + 1, writer.calls, ""
         item, why = getattr(writer, kind)(pool, other)
-        done.attempts += 1
-        item, why = _unique(item, why, [i["question"] for i in done.items], meaning)
-        if item is None:
-            done.dropped[why] += 1
-        else:
-            n = len(done.items) + 1
-            done.items.append({"id": f"g{n:03d}", "category": kind, "kind": kind, **item})
+        if writer.calls == calls:  # nothing left to ask about for this kind here: not an attempt
+            spent |= {pool.name} if kind == "single" and why == "no_candidate" else set()
+            if len(spent) == len(chosen):
+                break  # every candidate answer was asked about: what is left would be small talk only
+            idle += 1
+            continue
+        idle, done.attempts, done.model_calls = 0, done.attempts + 1, writer.calls
+        item, why = unique(item, why, [i["question"] for i in done.items], meaning)
+        line = _record(done, kind, item, why, writer.note)
         done.seconds = time.perf_counter() - started
         if progress:
-            progress(len(done.items), count, kind, _eta(done, len(done.items), count))
+            progress(len(done.items), count, line, _eta(done, len(done.items), count))
+    done.seconds = time.perf_counter() - started
     return done
+

@@ -3,11 +3,13 @@
 # key: (English, Korean)
 ADVISE_STRINGS = {
     "gen_title": ("Generate questions from your collections", "컬렉션에서 질문 만들기"),
-    "gen_help": ("The model in the sidebar writes each question in its chunk's language, with the answer's key facts "
-                 "quoted from the chunk; questions whose facts are not in the chunk, duplicates and questions that "
-                 "give their answer away are dropped.",
-                 "사이드바의 모델이 청크의 언어로 질문을 쓰고, 답의 핵심 사실을 청크에서 그대로 인용합니다. 사실이 청크에 "
-                 "없는 질문, 중복 질문, 답이 들어 있는 질문은 버립니다."),
+    "gen_help": ("Answer first: each question's answer is picked from a chunk (a figure with its unit, a name, a "
+                 "defining phrase), the model in the sidebar writes a question for it in the chunk's language, and the "
+                 "question is kept when a search finds its chunk and the model, answering from that chunk, gives the "
+                 "same answer back. Each line below is one question written: kept, or dropped and why.",
+                 "답을 먼저 고릅니다. 청크에서 답(단위가 붙은 수치, 이름, 정의하는 구절)을 하나 고르면 사이드바의 모델이 "
+                 "청크의 언어로 그 답을 묻는 질문을 쓰고, 검색이 그 청크를 찾고 모델이 그 청크로 답해 같은 답이 나올 때만 "
+                 "질문을 남깁니다. 아래 줄 하나가 쓴 질문 하나입니다: 남겼는지, 버렸다면 왜인지."),
     "gen_collections": ("Collections", "컬렉션"),
     "gen_count": ("Questions", "질문 수"),
     "gen_run": ("Generate", "만들기"),
@@ -15,8 +17,10 @@ ADVISE_STRINGS = {
     "gen_running": ("Writing questions… {kept}/{wanted}", "질문 쓰는 중… {kept}/{wanted}"),
     "gen_eta": ("about {seconds} s left (measured on this model so far)",
                 "남은 시간 약 {seconds}초 (이 모델에서 지금까지 잰 속도)"),
-    "gen_done": ("Kept {kept} of {attempts} written questions in {seconds} s. Dropped: {dropped}.",
-                 "쓴 질문 {attempts}개 중 {kept}개를 {seconds}초 만에 남겼습니다. 버린 이유: {dropped}."),
+    "gen_done": ("Kept {kept} of {attempts} written questions in {seconds} s, {calls} model calls ({per_kept} per "
+                 "kept question, at most {bound}). Dropped: {dropped}.",
+                 "쓴 질문 {attempts}개 중 {kept}개를 {seconds}초 만에 남겼습니다. 모델 호출 {calls}번 (남긴 질문당 "
+                 "{per_kept}번, 최대 {bound}번). 버린 이유: {dropped}."),
     "gen_stopped": ("Stopped: the questions written so far are kept.", "중지했습니다. 지금까지 쓴 질문은 남깁니다."),
     "gen_none": ("Choose at least one collection.", "컬렉션을 하나 이상 고르세요."),
     "gen_table": ("Edit, delete or add questions before saving (facts separated by |).",

@@ -51,7 +51,9 @@ def generate_section(settings: Settings, kb) -> None:
     summary = done.summary()
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(summary["dropped"].items())) or "-"
     st.caption(t("gen_done", kept=int(summary["kept"]), attempts=int(summary["attempts"]),
-                 seconds=round(summary["seconds"]), dropped=plain_markdown(dropped)))
+                 seconds=round(summary["seconds"]), calls=int(summary["model_calls"]),
+                 per_kept=summary["calls_per_kept"] or "-", bound=int(summary["call_bound"]),
+                 dropped=plain_markdown(dropped)))
     if done.stopped:
         st.info(t("gen_stopped"), icon="⏹️")
     _edit(settings, kb, done, state.get("generation", 0))
@@ -66,11 +68,14 @@ def _write(settings: Settings, kb, chosen: list[str], count: int, state: dict) -
     stop = st.empty()
     stop.button(t("gen_stop"), key="gen_stop", icon="⏹️")  # any click ends this run; what was kept is in state
     bar = st.progress(0.0, text=t("gen_running", kept=0, wanted=int(count)))
+    log, lines = st.empty(), []
 
-    def progress(kept: int, wanted: int, _label: str, left: float | None) -> None:
+    def progress(kept: int, wanted: int, line: str, left: float | None) -> None:
         running = t("gen_running", kept=int(kept), wanted=int(wanted))
         bar.progress(min(1.0, kept / wanted),  # md-safe: t() of numbers
                      text=f"{running} · {t('gen_eta', seconds=int(left))}" if left else running)
+        lines.append(line)  # one line per question written: kept, or dropped and why (a code block: no Markdown)
+        log.code("\n".join(lines[-8:]), language=None, wrap_lines=True)
 
     try:
         generate(kb, get_chat_model(settings), chosen, count, progress=progress, k=settings.k, into=state["done"])

@@ -1,0 +1,112 @@
+"""Checks a written question passes before its round trip: its language, its answer not in it, not a duplicate in
+words or in meaning, and (small talk) the user's voice, not the assistant's."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from core.prompts import HANGUL
+from core.studio.evaluate import answer_language
+
+NEAR_DUPLICATE = 0.7  # character-trigram overlap above which two questions count as one
+# Cosine similarity (the knowledge base's embedder, query side) at or above which two questions ask the same
+# thing. Measured on multilingual-e5-small (the built-in embedder) over 8 paraphrase and 10 distinct pairs,
+# Korean and English (tests/test_question_gen.py, MEANING_PAIRS): paraphrases 0.896-0.989, distinct questions
+# 0.789-0.954 ("누비라 한 시간 이용권의 가격은 얼마인가요?" / "누비라 한 달 정기권은 얼마인가요?" is 0.954).
+# 0.96 sits between the closest distinct pair and the next paraphrase: it drops 6 of the 8 paraphrases and no
+# distinct question. e5's cosines crowd near 1, other embedders' spread lower, so elsewhere it drops fewer.
+SAME_MEANING = 0.96
+# what an assistant says and a user does not: offers of help, introducing itself as a tool (seen from Qwen 1.5B:
+# "안녕하세요! 저는 회사 인사 규정을 제공하는 도구입니다. 어떻게 도와드릴까요?")
+ASSISTANT_VOICE = re.compile(
+    r"도와\s?드릴|도와\s?드리|무엇을 도와|저는[^.?!]{0,30}(?:도구|어시스턴트|비서|챗봇|인공지능|AI)|궁금한 (?:점|것)이 있으시면|"
+    r"문의해 주세요|말씀해 주세요|how (?:can|may) i (?:help|assist)|what can i do for you|i(?:'m| am) (?:an? |your )?"
+    r"(?:ai|assistant|chatbot|bot)\b|i(?:'m| am) here to help|let me know if|feel free to ask|i can help you", re.I)
+
+
+def language_of(text: str) -> str:
+    """``ko`` (mostly Hangul), ``en`` (mostly Latin letters) or ``""`` (something else, or no letters)."""
+    if answer_language(text) == "ko":
+        return "ko"
+    letters = [c for c in text or "" if c.isalpha()]
+    latin = sum(c.isascii() for c in letters)
+    return "en" if letters and latin * 2 > len(letters) else ""
+
+
+def in_language(text: str, lang: str) -> bool:
+    """Is the text written in ``lang``? For English, a quoted Korean name may stay, a Korean clause may not."""
+    if not lang:
+        return True
+    if language_of(text) != lang:
+        return False
+    letters = [c for c in text if c.isalpha()]
+    return lang != "en" or sum(bool(HANGUL.match(c)) for c in letters) * 5 <= len(letters)
+
+
+def squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text or "").strip()
+
+
+def norm(text: str) -> str:
+    """Letters and digits only, case-folded: how questions and answers are compared."""
+    return re.sub(r"[\W_]+", "", text or "").casefold()
+
+
+def gives_away(question: str, facts: list[str]) -> bool:
+    """Does the question contain one of its own answer's facts?"""
+    asked = norm(question)
+    return any(norm(f) and norm(f) in asked for f in facts)
+
+
+def assistant_voice(message: str) -> bool:
+    """Is this written as the assistant (an offer of help, "I am an assistant") rather than as its user?"""
+    return bool(ASSISTANT_VOICE.search(message or ""))
+
+
+def _trigrams(text: str) -> set[str]:
+    text = norm(text)
+    return {text[i:i + 3] for i in range(max(1, len(text) - 2))}
+
+
+def is_duplicate(question: str, kept: list[str]) -> bool:
+    """Equal once spaces, punctuation and case are ignored, or nearly so (trigram overlap)."""
+    grams = _trigrams(question)
+    for other in kept:
+        theirs = _trigrams(other)
+        if norm(other) == norm(question) or len(grams & theirs) / max(1, len(grams | theirs)) >= NEAR_DUPLICATE:
+            return True
+    return False
+
+
+class Meaning:
+    """Questions compared by meaning: cosine of their embeddings (query side, each text embedded once)."""
+
+    def __init__(self, embed_query: Callable[[str], list[float]], threshold: float = SAME_MEANING):
+        self.embed_query, self.threshold = embed_query, threshold
+        self.vectors: dict[str, np.ndarray] = {}
+
+    def vector(self, text: str) -> np.ndarray:
+        if text not in self.vectors:
+            vec = np.asarray(self.embed_query(text), dtype=float)
+            self.vectors[text] = vec / (np.linalg.norm(vec) or 1.0)
+        return self.vectors[text]
+
+    def similarity(self, first: str, second: str) -> float:
+        return float(self.vector(first) @ self.vector(second))
+
+    def same_as_any(self, question: str, kept: list[str]) -> bool:
+        return any(self.similarity(question, other) >= self.threshold for other in kept)
+
+
+def unique(item: dict | None, why: str, kept: list[str], meaning: Meaning) -> tuple[dict | None, str]:
+    """The item, or None with the reason: the same words as a kept question, or the same meaning."""
+    if item is None:
+        return None, why
+    if is_duplicate(item["question"], kept):
+        return None, "duplicate"
+    if meaning.same_as_any(item["question"], kept):
+        return None, "same_meaning"
+    return item, ""
