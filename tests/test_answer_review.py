@@ -11,7 +11,7 @@ from scripted import ScriptedChatModel
 from core.knowledge import entity_graph as eg
 from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
 from core.patterns import compile_pattern, get_pattern, pattern_ids, termination_reasons
-from core.run.runner import RunInputError, resume, run
+from core.run.runner import RunInputError, resume, run, stream_run
 from core.runtime.context import make_context
 from core.store.history import thread_history
 
@@ -140,6 +140,19 @@ def test_dropping_the_unsupported_sentence_rechecks_what_is_left(own_settings):
     report = to_markdown(done)
     assert "Draft 1 (reviewer: drop)" in report and "1980년 5월 24일" in report  # both versions, the draft first
     assert report.index("Draft 1") < report.index("Sources")
+
+
+def test_two_reviewers_deciding_one_answer_at_once_one_is_told_it_is_already_being_resumed(own_settings):
+    """The same claim as a document review's: the first decision holds the run, the second is refused."""
+    paused, ctx = _paused_basic(own_settings, [DRAFT])
+    first = stream_run("", None, own_settings, thread_id=paused["thread_id"], resume={"action": "approve"}, ctx=ctx)
+    assert next(first)["type"] == "start"  # the first reviewer's decision is under way
+    with pytest.raises(RunInputError, match="already being resumed"):
+        resume(paused["thread_id"], {"action": "reject", "message": "no"}, own_settings, ctx=ctx)
+    done = list(first)[-1]["result"]
+    assert done["answer"] == DRAFT and done["termination_reason"] == "answered"
+    with pytest.raises(RunInputError, match="not waiting"):
+        resume(paused["thread_id"], {"action": "drop", "claims": ["c1"]}, own_settings, ctx=ctx)
 
 
 def test_an_edited_answer_is_checked_again_and_an_invented_figure_shows(own_settings):
