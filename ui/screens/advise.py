@@ -52,7 +52,7 @@ def generate_section(settings: Settings, kb) -> None:
     dropped = ", ".join(f"{k} {v}" for k, v in sorted(summary["dropped"].items())) or "-"
     st.caption(t("gen_done", kept=int(summary["kept"]), attempts=int(summary["attempts"]),
                  seconds=round(summary["seconds"]), calls=int(summary["model_calls"]),
-                 per_kept=summary["calls_per_kept"] or "-", bound=int(summary["call_bound"]),
+                 per_kept=plain_markdown(str(summary["calls_per_kept"] or "-")), bound=int(summary["call_bound"]),
                  dropped=plain_markdown(dropped)))
     if done.stopped:
         st.info(t("gen_stopped"), icon="⏹️")
