@@ -280,6 +280,9 @@ def test_cli_revise_pauses_again_and_an_edited_answer_with_an_invented_figure_sh
     data = own_settings.data_path
     paused = _json(run_cli("ask", "--review-answer", "--json", STEAK, data_dir=data))  # no value: always
     assert paused["interrupt"]["kind"] == "answer_review" and len(paused["interrupt"]["claims"]) == 2
+    for flag in ("--answer", "--drop"):  # an empty edit or drop is refused, not taken for an approval
+        empty = run_cli("resume", paused["thread_id"], flag, "", data_dir=data)
+        assert empty.returncode == 2 and ("needs the new answer" in empty.stderr or "needs the ids" in empty.stderr)
     second = _json(run_cli("resume", paused["thread_id"], "--revise", "생일은 문서에 없습니다", "--json", data_dir=data))
     assert second["interrupted"] and second["interrupt"]["answer"] == f"{SUPPORTED} 셰프의 생일은 문서에 없습니다."
     invented = "시그니처 스테이크는 ₩99,000입니다 [1]."

@@ -48,11 +48,12 @@ def _decision(args) -> dict:
     """The reviewer's decision the resume flags spell (core.runtime.review)."""
     if args.reject:
         return {"action": "reject", "message": args.message or ""}
-    if args.question:
+    # "is not None": an empty --answer "" or --drop "" is a decision the review refuses, not an approval
+    if args.question is not None:
         return {"action": "edit", "question": args.question}
-    if args.drop:
+    if args.drop is not None:
         return {"action": "drop", "claims": [c.strip() for c in args.drop.split(",") if c.strip()]}
-    if args.answer:
+    if args.answer is not None:
         return {"action": "edit", "answer": args.answer}
     if args.revise is not None:
         return {"action": "revise", "message": args.revise}
