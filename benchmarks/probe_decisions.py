@@ -4,7 +4,7 @@ retrieval decision and the ReAct (text) agent's first step, over the built-in qu
     python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--set FILE]
                                          [--decisions route,retrieve,react] [--json]
 
-benchmarks/own_corpora.jsonl asks about the two non-sample test corpora (tests/corpora), once they are
+benchmarks/own_corpora.jsonl asks about the two non-sample test corpora (tests/support/corpora), once they are
 ingested as collections ``hanbit_bikes`` and ``apiary_handbook`` with their descriptions.
 
 Route accuracy counts the answerable questions with one expected route (a single collection, web, or

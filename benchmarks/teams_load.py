@@ -2,9 +2,9 @@
 
     python -m benchmarks.teams_load [--runs 20] [--pattern basic] [--database-url URL] [--chroma-url URL] [--json]
 
-Without URLs it starts a throw-away PostgreSQL cluster and a ``chroma run`` server (tests/shared_servers.py,
+Without URLs it starts a throw-away PostgreSQL cluster and a ``chroma run`` server (tests/support/shared_servers.py,
 so Debian's ``postgresql`` package is needed) and removes them afterwards. Each run is a whole
-``python -m core ask`` process (tests/scripted_cli.py: the real CLI with a scripted chat model, so only the
+``python -m core ask`` process (tests/support/scripted_cli.py: the real CLI with a scripted chat model, so only the
 back ends and the app itself are measured, not a model). The samples are indexed on the Chroma server first.
 
 Reports errors (non-zero exits), lost runs (runs not ``done`` in the registry), p50/p95 seconds per run
@@ -78,7 +78,7 @@ def load(database_url: str, chroma_url: str, runs: int, pattern: str, data_dir: 
     outcomes: list[tuple] = [()] * runs
 
     def one(i: int) -> None:
-        command = [sys.executable, str(TESTS / "scripted_cli.py"), "--data-dir", str(data_dir), "ask", "--pattern",
+        command = [sys.executable, str(TESTS / "support" / "scripted_cli.py"), "--data-dir", str(data_dir), "ask", "--pattern",
                    pattern, "--json", QUESTIONS[i % len(QUESTIONS)]]
         started = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800)
@@ -165,12 +165,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         database_url, chroma_url = args.database_url, args.chroma_url
         if not database_url:
-            from shared_servers import PostgresCluster
+            from support.shared_servers import PostgresCluster
 
             started.append(PostgresCluster())
             database_url = started[-1].new_database()
         if not chroma_url:
-            from shared_servers import ChromaServer
+            from support.shared_servers import ChromaServer
 
             started.append(ChromaServer())
             chroma_url = started[-1].url

@@ -24,11 +24,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, KO, Server  # noqa: E402
-
 from core.config import load_settings  # noqa: E402
 from core.patterns import pattern_ids  # noqa: E402
 from core.studio.compare import is_running, metrics_rows  # noqa: E402
+from support.browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, KO, Server  # noqa: E402
 from ui.screens.compare import slow_patterns  # noqa: E402
 from ui.shell.page_index import pattern_title  # noqa: E402
 

@@ -25,8 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, KO, Server  # noqa: E402
-
+from support.browser_support import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, KO, Server  # noqa: E402
 from ui.i18n.trace import OUTCOMES_KO as KO_OUTCOME  # noqa: E402
 
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"

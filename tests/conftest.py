@@ -21,8 +21,8 @@ os.environ["RAG_VERIFY_CLAIMS"] = "rules"
 # off, so an upload in a page test runs no model. The tests of builds at ingest switch it on.
 os.environ["RAG_GRAPH_AT_INGEST"] = "0"
 
-# The embedded e5 model embeds each text once (its vectors do not depend on the batch): tests/embedding_cache.py.
-import embedding_cache  # noqa: E402
+# The embedded e5 model embeds each text once (its vectors do not depend on the batch): tests/support/embedding_cache.py.
+from support import embedding_cache  # noqa: E402
 
 embedding_cache.install()
 
@@ -75,7 +75,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def postgres_cluster():
     """A throw-away PostgreSQL cluster for the session; a missing PostgreSQL fails the test (never skips it)."""
-    from shared_servers import PostgresCluster
+    from support.shared_servers import PostgresCluster
 
     try:
         cluster = PostgresCluster()
@@ -88,7 +88,7 @@ def postgres_cluster():
 @pytest.fixture(scope="session")
 def chroma_server():
     """A throw-away `chroma run` server for the session."""
-    from shared_servers import ChromaServer
+    from support.shared_servers import ChromaServer
 
     try:
         server = ChromaServer()

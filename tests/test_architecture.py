@@ -123,13 +123,27 @@ def test_layers_are_told_apart(module, expected):
 
 
 def test_test_modules_import_no_other_test_module():
-    """Shared test code lives in support modules (helpers, fakes, app_support, ...): a test module imported by
-    another would run its tests twice and tie the two files together. Code a test runs with ``python -c`` counts
-    too, so the lines are read as text (such code is often a template that does not parse)."""
-    statement = re.compile(r"^\s*(?:from|import)\s+(test_\w+)", re.MULTILINE)
-    found = [f"{path.name}: {name}" for path in sorted((ROOT / "tests").glob("*.py"))
+    """Shared test code lives in the package tests/support: a test module imported by another would run its
+    tests twice and tie the two files together. Code a test runs with ``python -c`` counts too, so the lines are
+    read as text (such code is often a template that does not parse)."""
+    statement = re.compile(r"^\s*(?:from|import)\s+([\w.]*test_\w+)", re.MULTILINE)
+    found = [f"{path.name}: {name}" for path in sorted((ROOT / "tests").rglob("*.py"))
              for name in statement.findall(path.read_text(encoding="utf-8"))]
     assert not found, found
+
+
+def test_tests_are_laid_out_as_the_code_and_share_code_only_through_support():
+    """tests/core/<layer>, tests/ui, tests/browser, tests/benchmarks hold test modules only; everything else a
+    test needs is in tests/support (conftest.py and this file are the two modules at the top)."""
+    tests = ROOT / "tests"
+    groups = {"core", "ui", "browser", "benchmarks", "support"}
+    assert {p.name for p in tests.iterdir() if p.is_dir() and p.name != "__pycache__"} == groups
+    assert sorted(p.name for p in tests.glob("*.py")) == ["conftest.py", "test_architecture.py"]
+    layers = {name.split(".")[1] for name in LAYERS if name.startswith("core.") and name != "core.base"}
+    assert {p.name for p in (tests / "core").iterdir() if p.is_dir() and p.name != "__pycache__"} <= layers
+    stray = [str(p.relative_to(tests)) for p in tests.rglob("*.py")
+             if "support" not in p.parts and p.parent != tests and not p.name.startswith("test_")]
+    assert not stray, stray
 
 
 # ui/'s folders, top to bottom, the same rule inside the ui layer: the pages call screens, screens put together the

@@ -102,7 +102,7 @@ def supports_probabilities(model) -> bool:
     from core.llm.structured import CompatChatModel
 
     # OpenAI-compatible servers get written verdicts for now: llama-cpp-python's server, asked for logprobs while
-    # a run's other calls queue behind it, kept a test's request waiting past its timeout (tests/test_openai_compatible)
+    # a run's other calls queue behind it, kept a test's request waiting past its timeout (tests/core/llm/test_openai_compatible)
     return (isinstance(model, ChatOpenAI) and not isinstance(model, CompatChatModel)
             and _endpoint_key(model) not in _refused)
 

@@ -14,7 +14,7 @@ from core.studio.evaluate import answer_language
 NEAR_DUPLICATE = 0.7  # character-trigram overlap above which two questions count as one
 # Cosine similarity (the knowledge base's embedder, query side) at or above which two questions ask the same
 # thing. Measured on multilingual-e5-small (the built-in embedder) over 8 paraphrase and 10 distinct pairs,
-# Korean and English (tests/test_question_gen.py, MEANING_PAIRS): paraphrases 0.896-0.989, distinct questions
+# Korean and English (tests/core/studio/test_question_gen.py, MEANING_PAIRS): paraphrases 0.896-0.989, distinct questions
 # 0.789-0.954 ("누비라 한 시간 이용권의 가격은 얼마인가요?" / "누비라 한 달 정기권은 얼마인가요?" is 0.954).
 # 0.96 sits between the closest distinct pair and the next paraphrase: it drops 6 of the 8 paraphrases and no
 # distinct question. e5's cosines crowd near 1, other embedders' spread lower, so elsewhere it drops fewer.

@@ -1,6 +1,6 @@
 """Which page file shows what, declared in the order the sidebar lists them (the pages/ folder is auto-discovered).
 
-A page file is numbered by its row here; ``tests/test_page_index.py`` checks that this index and the files in
+A page file is numbered by its row here; ``tests/ui/test_page_index.py`` checks that this index and the files in
 pages/ agree both ways, and that each file calls the screen its row names.
 """
 

@@ -1,0 +1,1 @@
+"""What the tests share: scripted models, servers, app and browser drivers, corpora, paths."""
