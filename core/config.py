@@ -110,7 +110,7 @@ class Settings:
     embedded_doc_chars: int = 600  # ...and at most this many characters of each (2 cores read ~40-150 tokens/s)
     embedded_cache_mb: int = 1024  # KV states of recent prompts kept for the embedded model (0: off)
     graph_wait: bool = False  # Graph RAG: wait for a graph still being built (off: answer from what is built, say so)
-    graph_at_ingest: bool = True  # extract Graph RAG's graph when a collection is indexed (off: at its first question)
+    graph_at_ingest: bool = True  # the Knowledge page starts Graph RAG's graph build after indexing (off: at its first question)
     verify_claims: str = "model"  # check every sentence of an answer (core.llm.claims.check): off | rules | model
     claim_checks: int = 8  # at most this many model checks per answer; the rest are left unchecked
     # pause for a reviewer on the checked answer (core.patterns.answer_review): off | unsupported | always

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -39,12 +40,11 @@ def cmd_ingest(settings: Settings, args) -> int:
         if not source.described:
             sys.stderr.write(f"note: {args.collection} has no description, so routers know it only by name; add one "
                              f"with --description, or draft one: python -m core collections --suggest {args.collection}\n")
-    if report.added and not args.no_graph:
-        if settings.graph_at_ingest:
-            build_graph(settings, kb, args.collection)
-        else:
-            sys.stderr.write("note: no graph extracted (RAG_GRAPH_AT_INGEST is off): Graph RAG's first question starts "
-                             "the build\n")
+    if args.graph and kb.exists(args.collection):
+        build_graph(settings, kb, args.collection)
+    elif report.added:  # the chunks are searchable now; extraction would hold the prompt for minutes
+        sys.stderr.write(f"note: {args.collection}'s Graph RAG graph is not built yet: Graph RAG's first question on it "
+                         "starts the build in the background (or add --graph to build it now)\n")
     return 0 if not report.errors else 1
 
 
@@ -62,7 +62,7 @@ def build_graph(settings: Settings, kb, collection: str) -> None:
         sys.stderr.write(f"note: no grader model to extract {collection}'s graph with; Graph RAG's first question "
                          "on it starts the build\n")
         return
-    sys.stderr.write(f"graph of {collection}: extracting with {build.model} (skip with --no-graph)\n")
+    sys.stderr.write(f"graph of {collection}: extracting with {build.model} (Ctrl-C stops waiting)\n")
     try:
         build.wait(lambda done, total: common.progress(done, total, f"graph {collection}"))
     except KeyboardInterrupt:
@@ -79,7 +79,8 @@ def build_graph(settings: Settings, kb, collection: str) -> None:
 
 
 def cmd_collections(settings: Settings, args) -> int:
-    """List the collections as sources; draft, set or switch a description."""
+    """List the collections as sources (with their graphs' state); draft, set or switch a description."""
+    from core.knowledge import graph_builds
     from core.knowledge.loaders import KnowledgeError
     from core.knowledge.sources import SourceError, all_sources, suggest_description, update_source
 
@@ -103,10 +104,12 @@ def cmd_collections(settings: Settings, args) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return 2
     sources = all_sources(kb)
+    graphs = {s.id: graph_builds.graph_state(settings, kb, s.id) for s in sources}
     if args.json:
         infos = {s.id: kb.info(s.id) for s in sources}
         rows = [{"name": s.id, "display_name": s.name, "enabled": s.enabled, "description": s.description,
-                 "described": s.described, "chunks": infos[s.id]["chunks"], "embedding_model": infos[s.id]["embedding_model"]}
+                 "described": s.described, "chunks": infos[s.id]["chunks"], "embedding_model": infos[s.id]["embedding_model"],
+                 "graph": graphs[s.id]}
                 for s in sources]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
@@ -115,6 +118,7 @@ def cmd_collections(settings: Settings, args) -> int:
         state = "on " if s.enabled else "off"
         print(f"{s.id:<24} {state} {info['chunks']:>5} chunks  {info['embedding_model']}  {s.name}")
         print(f"    {s.description if s.described else '(no description: ' + s.description + ')'}")
+        print(f"    {graph_builds.state_line(graphs[s.id])}")
     return 0
 
 
@@ -176,8 +180,9 @@ def register(sub) -> dict:
                    help="replace a same-named document that was indexed from another folder")
     p.add_argument("--description", help="which questions the collection answers (what the routers read)")
     p.add_argument("--name", help="display name of the collection")
-    p.add_argument("--no-graph", action="store_true",
-                   help="do not extract Graph RAG's entity graph now (its first question starts it)")
+    p.add_argument("--graph", action="store_true",
+                   help="extract Graph RAG's entity graph now and wait for it (default: its first question starts it)")
+    p.add_argument("--no-graph", action="store_true", help=argparse.SUPPRESS)  # the default since the graph waits
     p = sub.add_parser("collections", help="list the collections (sources) and their descriptions; describe one")
     p.add_argument("--suggest", metavar="NAME", help="draft a description of NAME from its first chunks")
     p.add_argument("--save", action="store_true", help="with --suggest: store the draft as the description")

@@ -114,3 +114,28 @@ def build_after_ingest(settings: Settings, kb, collection: str, model=None) -> G
         except Exception:  # no reachable provider: nothing to build with now, said by the caller
             return None
     return start(settings, kb, model, collection)
+
+
+def graph_state(settings: Settings, kb, collection: str) -> dict:
+    """What ``collections`` says of a collection's graph: none, building, partial, ready or stale, with counts."""
+    build = current(settings, collection)
+    record = eg.stored_graph(settings, collection)
+    if build is not None and build.running:
+        return {"state": "building", "model": build.model, "chunks_read": build.done, "chunks": build.total}
+    if record is None:
+        return {"state": "none"}
+    _, digest = eg.collection_chunks(kb, collection, record.get("max_chunks") or eg.GRAPH_MAX_CHUNKS)
+    state = "stale" if record.get("digest") != digest else "ready" if record.get("complete") else "partial"
+    return {"state": state, "model": record.get("model"), "entities": len(record.get("nodes") or []),
+            "relations": len(record.get("edges") or []), "chunks_read": len(record.get("done") or []),
+            "chunks": int(record.get("chunks") or 0)}
+
+
+def state_line(state: dict) -> str:
+    """One line of ``graph_state`` for the terminal."""
+    if state["state"] == "none":
+        return "graph: not built (Graph RAG's first question builds it; or ingest --graph)"
+    counts = f"{state['chunks_read']}/{state['chunks']} chunks read"
+    if state["state"] == "building":
+        return f"graph: building with {state['model']}, {counts}"
+    return f"graph: {state['state']}, {state['entities']} entities, {state['relations']} relations, {counts} ({state['model']})"

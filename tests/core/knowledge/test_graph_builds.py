@@ -149,7 +149,8 @@ def test_a_background_build_reports_progress_and_stores_the_graph_as_it_grows(kb
     assert record["complete"] and record["model"] == "Extractor" and len(record["done"]) == chunks
 
 
-def test_the_ingest_command_builds_the_graph_with_the_grader_model(tmp_path, monkeypatch, capsys):
+def test_the_ingest_command_returns_once_the_chunks_are_searchable_and_builds_the_graph_when_asked(
+        tmp_path, monkeypatch, capsys):
     import core.cli.common
     import core.knowledge.base
     import core.llm.models
@@ -159,17 +160,27 @@ def test_the_ingest_command_builds_the_graph_with_the_grader_model(tmp_path, mon
     monkeypatch.setattr(core.llm.models, "get_chat_model", lambda settings, role="main": grader)
     monkeypatch.setattr(core.cli.common, "prepare_model", lambda settings: None)
     monkeypatch.setattr(core.knowledge.base, "get_embeddings", lambda settings: HashEmbeddings())
-    monkeypatch.setenv("RAG_GRAPH_AT_INGEST", "1")  # off in every other test (conftest)
+    monkeypatch.setenv("RAG_GRAPH_AT_INGEST", "1")  # the Knowledge page's switch: the CLI waits only when asked
     data = tmp_path / "data"
     wine = str(SAMPLES_DIR / "restaurant_wine.md")
-    assert main(["--data-dir", str(data), "ingest", wine, "--collection", "wine", "--no-graph"]) == 0
-    assert not (data / "graphs" / "wine.json").exists() and grader.extraction_calls() == 0
-    assert main(["--data-dir", str(data), "ingest", wine, "--collection", "wine2"]) == 0
+    assert main(["--data-dir", str(data), "ingest", wine, "--collection", "wine"]) == 0
     out, err = capsys.readouterr()
-    chunks = json.loads((data / "graphs" / "wine2.json").read_text())["chunks"]
-    assert "graph wine2" in err and f"{chunks}/{chunks}" in err
-    assert "graph  wine2:" in out and f"from {chunks} chunks (built, Extractor)" in out
+    assert not (data / "graphs" / "wine.json").exists() and grader.extraction_calls() == 0
+    assert "Graph RAG's first question on it starts the build in the background (or add --graph" in err
+    assert main(["--data-dir", str(data), "collections", "--json"]) == 0
+    rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    assert rows["wine"]["graph"] == {"state": "none"} and rows["wine"]["chunks"] > 0  # searchable, no graph
+    assert main(["--data-dir", str(data), "ingest", wine, "--collection", "wine", "--no-graph"]) == 0  # old flag
+    assert main(["--data-dir", str(data), "ingest", wine, "--collection", "wine", "--graph"]) == 0  # indexed: builds
+    out, err = capsys.readouterr()
+    chunks = json.loads((data / "graphs" / "wine.json").read_text())["chunks"]
+    assert "graph wine" in err and f"{chunks}/{chunks}" in err
+    assert "graph  wine:" in out and f"from {chunks} chunks (built, Extractor)" in out
     assert grader.extraction_calls() == calls_for(chunks)
+    assert main(["--data-dir", str(data), "collections"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    line = lines[next(i for i, ln in enumerate(lines) if ln.startswith("wine ")) + 2]  # name, description, graph
+    assert line.strip().startswith("graph: ready,") and f"{chunks}/{chunks} chunks read (Extractor)" in line
 
 
 # ---------------------------------------------------------------- a question on a graph not ready
