@@ -94,3 +94,16 @@ def run_cli(*args, data_dir, env: dict | None = None, stdin: str = "") -> CliRes
         except SystemExit as exc:  # argparse: 2 on a usage error, 0 after --help
             code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
     return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def run_scripted_cli(*args, data_dir, stdin: str = "") -> CliResult:
+    """run_cli with the stand-ins of tests/support/scripted_cli.py (routers and graders say yes, the happy answer),
+    in this process: for what the command says and returns; a process only where the process is the point."""
+    import core.cli.common
+    import core.llm.models
+    from support.app_support import happy_script
+
+    model = ScriptedChatModel(responder=happy_script())
+    with mock.patch.object(core.llm.models, "get_chat_model", lambda settings, role="main": model), \
+            mock.patch.object(core.cli.common, "prepare_model", lambda settings: None):
+        return run_cli(*args, data_dir=data_dir, stdin=stdin)

@@ -16,6 +16,7 @@ from core.llm.claims.check import VERDICTS, check_claims, verify_answer
 from core.llm.claims.numbers import facts_of, keys_of
 from core.llm.claims.spans import sentences_in, split_answer
 from core.patterns.answer_review import trace_event
+from support.helpers import run_cli
 from support.paths import ROOT
 from support.scripted import ScriptedChatModel
 
@@ -324,13 +325,13 @@ def _verify_process(tmp_path, body: str, *args: str, timeout: float = 120) -> su
                           cwd=ROOT, env=env, input=body, capture_output=True, text=True, timeout=timeout)
 
 
-def test_verify_command_as_a_process(tmp_path):
-    ok = _verify_process(tmp_path, _request(tmp_path / "req.json").read_text(), "--mode", "rules")
+def test_verify_command_reads_stdin_and_as_a_process_prints_no_lone_surrogate(tmp_path):
+    ok = run_cli("verify", "--json", "--mode", "rules", data_dir=tmp_path, stdin=_request(tmp_path / "req.json").read_text())
     assert ok.returncode == 0, ok.stderr
     assert [c["verdict"] for c in json.loads(ok.stdout)["claims"]] == ["unsupported", "supported"]
-    bad = _verify_process(tmp_path, '{"answer": 3}', "--mode", "rules")
+    bad = run_cli("verify", "--json", "--mode", "rules", data_dir=tmp_path, stdin='{"answer": 3}')
     assert bad.returncode == 2 and bad.stderr.strip() == 'error: "answer" is missing or not a string'
-    assert "Traceback" not in bad.stderr
+    # a real stdout: printing the lone surrogate is what raised UnicodeEncodeError, which a StringIO never does
     lone = _verify_process(tmp_path, '{"answer": "\\ud800"}', "--mode", "rules")  # --json printed it: UnicodeEncodeError
     assert lone.returncode == 2 and lone.stderr.startswith("error: the input holds a lone surrogate")
     assert lone.stderr.count("\n") == 1 and lone.stdout == ""

@@ -2,8 +2,6 @@
 
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 from langchain_core.documents import Document
@@ -14,8 +12,7 @@ from core.run.outcome import summary
 from core.run.runner import run
 from core.runtime.context import make_context
 from core.studio import calibrate
-from support.helpers import web_down, web_ok
-from support.paths import SUPPORT
+from support.helpers import run_scripted_cli, web_down, web_ok
 from support.scripted import ProbabilityChatModel, ScriptedChatModel
 from support.workflow_script import Script, judged_document, role_of
 
@@ -284,25 +281,19 @@ def test_calibration_over_the_samples_with_a_model_that_ranks_well(sample_settin
     assert lower <= upper
 
 
-def scripted_process(*args, data_dir, stdin: str = ""):
-    """`python -m core` with the scripted model (tests/support/scripted_cli.py: its graders write "yes")."""
-    return subprocess.run([sys.executable, str(SUPPORT / "scripted_cli.py"), "--data-dir", str(data_dir), *args],
-                          input=stdin, capture_output=True, text=True, timeout=600)
-
-
-def test_grade_and_calibrate_as_processes(sample_data_dir):
+def test_grade_and_calibrate_commands_with_the_scripted_model(sample_data_dir):
     request = {"question": STEAK, "documents": [{"text": d.page_content, "source": d.metadata["source"]} for d in DOCS]}
-    done = scripted_process("grade", "--grader", "relevance", "--json", data_dir=sample_data_dir,
+    done = run_scripted_cli("grade", "--grader", "relevance", "--json", data_dir=sample_data_dir,
                             stdin=json.dumps(request, ensure_ascii=False))
     assert done.returncode == 0, done.stderr
     grades = json.loads(done.stdout)["grades"]
     assert len(grades) == 3 and {g["method"] for g in grades} == {"text"} and grades[0]["p"] is None
-    bad = scripted_process("grade", "--grader", "grounded", data_dir=sample_data_dir, stdin=json.dumps(request))
+    bad = run_scripted_cli("grade", "--grader", "grounded", data_dir=sample_data_dir, stdin=json.dumps(request))
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and '"answer"' in bad.stderr
-    broken = scripted_process("grade", "--grader", "crag", data_dir=sample_data_dir, stdin="[" * 200_000)
+    broken = run_scripted_cli("grade", "--grader", "crag", data_dir=sample_data_dir, stdin="[" * 200_000)
     assert broken.returncode == 2 and broken.stderr == "error: the input is nested too deeply to be a grade request\n"
-    refused = scripted_process("calibrate", "--collection", "nope", data_dir=sample_data_dir)
+    refused = run_scripted_cli("calibrate", "--collection", "nope", data_dir=sample_data_dir)
     assert refused.returncode == 2 and "no collection named nope" in refused.stderr
-    text_only = scripted_process("calibrate", "--no-save", data_dir=sample_data_dir)
+    text_only = run_scripted_cli("calibrate", "--no-save", data_dir=sample_data_dir)
     assert text_only.returncode == 2
     assert text_only.stderr.strip().endswith("its verdicts are read as text")

@@ -5,8 +5,6 @@ Agentic, ReAct and Graph RAG carry their check in their own suites (test_agentic
 """
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -15,8 +13,7 @@ from core.studio.compare import metrics_rows
 from core.studio.evaluate import faithfulness, score_item, summarise
 from core.studio.export import to_markdown
 from support.app_support import HAPPY_ANSWER, happy_script
-from support.helpers import run_cli, run_script
-from support.paths import SUPPORT
+from support.helpers import run_script, run_scripted_cli
 
 STEAK = "스테이크 메뉴의 가격은 얼마인가요?"
 INVENTED = "시그니처 스테이크는 ₩99,000입니다 [1]. 셰프는 1985년 7월 24일에 태어났습니다 [1]."
@@ -107,25 +104,17 @@ def test_compare_and_evaluation_read_the_claim_check(sample_settings):
     assert faithfulness({"supported": 0, "unsupported": 0, "unchecked": 2}) is None
 
 
-def test_ask_json_and_text_carry_the_claims(sample_data_dir, tmp_path, monkeypatch):
+def test_ask_json_and_text_carry_the_claims(sample_data_dir, tmp_path):
     import shutil
-
-    import core.cli.common
-    import core.llm.models
-    from support.scripted import ScriptedChatModel
 
     data = tmp_path / "data"
     shutil.copytree(sample_data_dir / "chroma", data / "chroma")
-    # one ask end to end in a process of its own (scripted model, everything else real): stdout is the JSON alone
-    cli = [sys.executable, str(SUPPORT / "scripted_cli.py"), "--data-dir", str(data), "ask"]
-    done = subprocess.run([*cli, "--json", STEAK], capture_output=True, text=True, timeout=300)
+    # the JSON and the text form, with the stand-ins of tests/support/scripted_cli.py (stdout holding the JSON
+    # alone, in a process of its own, is tests/core/cli/test_cli.py's real-model ask)
+    done = run_scripted_cli("ask", "--json", STEAK, data_dir=data)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout)
     assert result["claim_support"]["supported"] == 1 and result["claims"][0]["checked_by"] == "rules"
-    # the text form in this process, with the same stand-ins as tests/support/scripted_cli.py
-    model = ScriptedChatModel(responder=happy_script())
-    monkeypatch.setattr(core.llm.models, "get_chat_model", lambda settings, role="main": model)
-    monkeypatch.setattr(core.cli.common, "prepare_model", lambda settings: None)
-    text = run_cli("ask", STEAK, data_dir=data)
+    text = run_scripted_cli("ask", STEAK, data_dir=data)
     assert text.returncode == 0, text.stderr[-2000:]
     assert "-- claim check: 1 of 1 claims supported" in text.stdout and "ok   시그니처 스테이크는 ₩35,000입니다" in text.stdout
