@@ -6,7 +6,8 @@
 # and the Python version: reused while they are unchanged, rebuilt when they change (pip's cache makes that
 # cheap; llama-cpp-python is compiled once and its wheel cached). RAG_TEST_VENV names another directory.
 # Extra arguments go to pytest (-m "not teams" leaves out the tests that start Postgres and Chroma servers).
-# --fast: the edit-test loop; leaves out the tests that start a real model, a server or a browser (pytest.ini).
+# --fast: the edit-test loop; leaves out the tests that start a real model, a server or a browser (pytest.ini),
+# and runs the rest on every core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -47,6 +48,7 @@ fi
 python -m ruff check .
 if [ "${1:-}" = "--fast" ]; then
     shift
-    exec python -m pytest -q -m "not real_model and not server and not browser" "$@"
+    # on every core (pytest-xdist): these tests share no port, model or server, only files under their own tmp dirs
+    exec python -m pytest -q -n auto -m "not real_model and not server and not browser" "$@"
 fi
 exec python -m pytest -q "$@"
