@@ -120,7 +120,7 @@ def retrieve(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
     labels = list(state.get("labels", []))
     events, tools, searched = [], tools_of(ctx, state), []
     for call in state["tool_calls"]:
-        run = run_tool(ctx, tools, call)
+        run = run_tool(ctx, tools, call, state.get("standalone_question", ""))
         searched += run.searched
         found = merge_documents(found, run.documents)
         labels.extend(source_label(d) for d in run.documents)

@@ -182,7 +182,7 @@ def route_after_agent(state: ReactState, runtime: Runtime[RunContext]
 def record_step(state: ReactState, call: dict, run) -> dict:
     """The scratchpad with the step that ran: its thought, action, input and observation."""
     step = {"thought": state.get("pending_thought", ""), "action": call["name"],
-            "input": query_of(call.get("args")), "observation": run.text}
+            "input": run.query if run.written else query_of(call.get("args")), "observation": run.text}
     return {"steps": state.get("steps", []) + [step], "pending_thought": ""}
 
 

@@ -92,7 +92,7 @@ def make_tools_node(record_step):
                 repeats.append(key)
                 run = ToolRun(name, query, "repeated", text=REPEAT_NOTE, call_id=call.get("id", ""))
             else:
-                run = run_tool(ctx, offered, call)
+                run = run_tool(ctx, offered, call, state.get("standalone_question", ""))
                 searched += run.searched
                 docs = merge_documents(docs, run.documents)
                 events.append(observation_event("tools", state.get("iterations", 0), run))

@@ -10,6 +10,7 @@ core.patterns.tool_review.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
 
 from core.knowledge.citations import format_labelled
+from core.knowledge.korean_tokens import tokens
 from core.knowledge.sources import Source, as_prompt_text, tool_names
 from core.prompts import agents as P
 from core.runtime.context import RunContext
@@ -129,6 +131,7 @@ class ToolRun:
     text: str = ""  # the observation the model reads
     call_id: str = ""
     searched: list[str] = field(default_factory=list)  # what the call looked in: collection ids, or "web"
+    written: str = ""  # the query the model wrote, when the question was searched instead (restates_tool)
 
 
 def query_of(args) -> str:
@@ -143,8 +146,32 @@ def query_of(args) -> str:
     return ""
 
 
-def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict) -> ToolRun:
-    """Run one tool call; every failure becomes an observation the agent can read, never an exception."""
+def _heads(tool: AgentTool) -> str:
+    """What a tool is called: its name, display names, and each description sentence's part before a colon
+    ("The La Foresta Italian restaurant's menu: dishes, prices, ..." -> the part naming the collection)."""
+    sentences = re.split(r"(?<=[.!?])\s+", " ".join(tool.description.split()))
+    return " ".join([tool.name, *tool.aliases, *(part.split(":")[0] for part in sentences if ":" in part)])
+
+
+def restates_tool(query: str, tool: AgentTool, question: str) -> bool:
+    """Whether a query only names the tool (its name, or its description's opening "X:" part) and shares no
+    content word with the question.
+
+    Qwen 1.5B's first ReAct search for "스테이크 메뉴의 가격은 얼마인가요?" was "La Foresta Italian restaurant's
+    menu", copied from the menu tool's description: it finds whatever chunk looks most like a menu in general (the
+    pasta), and the answer priced the pasta. Such a query names the collection, not what is asked. A topic the
+    description lists ("CHIPS 법") is a query of its own and is searched as written.
+    """
+    words = set(tokens(query))
+    return bool(question.strip()) and bool(words) and words <= set(tokens(_heads(tool))) \
+        and not words & set(tokens(question))
+
+
+def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict, question: str = "") -> ToolRun:
+    """Run one tool call; every failure becomes an observation the agent can read, never an exception.
+
+    A retriever query that only restates the tool's description is replaced by ``question`` (restates_tool).
+    """
     name, query = call.get("name", ""), query_of(call.get("args"))
     by_name = {t.name: t for t in tools}
     run = ToolRun(name, query, "error", call_id=call.get("id", ""))
@@ -155,6 +182,9 @@ def run_tool(ctx: RunContext, tools: list[AgentTool], call: dict) -> ToolRun:
         run.text = "The tool needs a non-empty query."
         return run
     tool = by_name[name]
+    if not tool.web and restates_tool(query, tool, question):
+        run.written, query = query, " ".join(question.split())
+        run.query = query
     run.searched = ["web"] if tool.web else list(tool.collections)
     if tool.web:
         result = ctx.web(query)
@@ -198,8 +228,10 @@ def action_event(node: str, iteration: int, call: dict) -> dict:
 def observation_event(node: str, iteration: int, run: ToolRun) -> dict:
     """The trace event of a tool's result: what it searched and what it found."""
     summary = f"{len(run.documents)} documents" if run.status == "ok" else run.status
+    searched_instead = (f"the query {short(run.written, 80)!r} only restated the tool's description: the question "
+                        "was searched instead; ") if run.written else ""
     return event(node, "tool", grader=run.name or "?", step="observation", target=short(run.query, 120),
-                 verdict=summary, reason=short(run.text), iteration=iteration,
+                 verdict=summary, reason=searched_instead + short(run.text), iteration=iteration,
                  documents=[doc_ref(d) for d in run.documents] or None,
                  retrieval=next((d.metadata["retrieval"] for d in run.documents if d.metadata.get("retrieval")), None),
                  collections=sorted({d.metadata["collection"] for d in run.documents

@@ -151,6 +151,28 @@ def test_an_action_line_that_names_a_collection_by_its_display_name_calls_its_to
     assert _steps(result, "observation")[3]["verdict"] == "error"  # several names: not guessed
 
 
+STEAK_Q = "스테이크 메뉴의 가격은 얼마인가요?"
+
+
+@pytest.mark.parametrize("pattern", ["react", "react_native"])
+def test_a_query_that_only_restates_the_tools_description_searches_the_question(sample_settings, pattern):
+    # Qwen2.5 1.5B's first search for the steak question was the menu tool's description, which found the pasta
+    copied, own = "La Foresta Italian restaurant's menu", "스테이크 가격"
+    if pattern == "react":
+        replies = [_text_step("restaurant_menu", copied), _text_step("restaurant_menu", own),
+                   "Thought: 이제 안다\nFinal Answer: 시그니처 스테이크는 ₩35,000입니다 [1]"]
+    else:
+        replies = [AIMessage("", tool_calls=[_call("restaurant_menu", copied, "a")]),
+                   AIMessage("", tool_calls=[_call("restaurant_menu", own, "b")]),
+                   AIMessage("시그니처 스테이크는 ₩35,000입니다 [1]")]
+    result, _, ctx = _run(sample_settings, pattern, replies, question=STEAK_Q)
+    first, second = _steps(result, "observation")[:2]
+    assert first["target"] == STEAK_Q and "only restated the tool's description" in first["reason"]
+    steaks, _ = ctx.search(["restaurant_menu"], STEAK_Q)
+    assert [d["chunk_id"] for d in first["documents"]] == [d.metadata["chunk_id"] for d in steaks]
+    assert second["target"] == own and "restated" not in second["reason"]  # a query of its own is searched as written
+
+
 # ---------------------------------------------------------------- native tool calling
 
 
