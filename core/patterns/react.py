@@ -41,7 +41,7 @@ from core.patterns.tools import (
     tools_event,
 )
 from core.prompts import agents as P
-from core.prompts import language_name
+from core.prompts import answer_request, language_name
 from core.runtime.context import RunContext
 from core.runtime.trace import event
 
@@ -128,7 +128,10 @@ def step_messages(question: str, tools: list[AgentTool], steps: list[dict]) -> l
     language = language_name(question)
     messages = [SystemMessage(P.REACT_SYSTEM.format(tools="\n".join(t.line() for t in tools), tool_names=names,
                                                     language=language)),
-                HumanMessage(f"Question: {question}")]
+                # with the answer note every other pattern's answer turn ends with (each figure with its item, every
+                # item the question matches): told after an Observation only, Qwen answered the steak question with
+                # one bare price; told here, it listed the three steaks (docs/BENCHMARKS.md, session 16)
+                HumanMessage(f"Question: {answer_request(question)}")]
     after = P.REACT_NEXT.format(language=language)
     for i, step in enumerate(steps):
         if "error" in step:

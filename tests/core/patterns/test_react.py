@@ -115,6 +115,8 @@ def test_without_a_web_key_the_web_tool_is_left_out_and_the_answer_language_is_n
     system = llm.calls[0][0].content
     assert "web_search" not in system and "[japan_ict, restaurant_menu, restaurant_wine, usa_ict]" in system
     assert "Final Answer: the answer to the question, written in Korean (한국어)" in system
+    question = llm.calls[0][1].content  # the answer note of every pattern's answer turn: each figure with its item
+    assert question.startswith("Question: 시그니처 스테이크 가격은?") and "그 항목의 이름을 함께" in question
     observation = llm.calls[1][-1].content
     assert "'web_search' is not a tool" in observation and observation.endswith("Final Answer written in Korean (한국어).)")
     listed = _steps(result, "tools")[0]
