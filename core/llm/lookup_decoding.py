@@ -48,8 +48,9 @@ class LookupStats:
     decode_ms: float = 0.0
 
 
-def propose(history: np.ndarray, max_draft: int = MAX_DRAFT) -> list[int]:
+def propose(history: np.ndarray, max_draft: int | None = None) -> list[int]:
     """The tokens that followed the latest earlier occurrence of the text's longest matching tail."""
+    max_draft = MAX_DRAFT if max_draft is None else max_draft
     length = len(history)
     for n in range(min(MAX_NGRAM, length - 1), 0, -1):
         tail = history[-n:]

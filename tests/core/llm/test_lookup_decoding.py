@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 
+from core.llm import lookup_decoding
 from core.llm.embedded_llm import PROMPT_CACHE, EmbeddedChatModel, _finish_call, _llama_lock, _Perf
 from core.llm.lookup_decoding import _Chooser, propose
+from core.run.runner import run
+from core.runtime.context import make_context
 from core.runtime.trace import UsageCallback, decoding_totals, merge_usage
 
 GEMMA = "gemma-3-270m"
@@ -29,6 +32,10 @@ PRICES = [SystemMessage("Menu: signature steak 35,000 won; truffle cream pasta 2
 NOISE = 1.0
 QUOTE = [SystemMessage("Answer from the document below, copying its words.\n\nDocument: " + DOC),
          HumanMessage("Copy the sentence about opening hours, word for word.")]
+SCHEMA = {"title": "Hours", "type": "object",
+          "properties": {"hours": {"type": "string", "maxLength": 120},
+                         "closed": {"type": "string", "enum": ["Monday", "Sunday", "never"]}},
+          "required": ["hours", "closed"]}
 
 
 def model(lookup: bool, **fields) -> EmbeddedChatModel:
@@ -135,6 +142,18 @@ def test_lookup_writes_the_tokens_decoding_one_by_one_writes_and_accepts_drafts(
 
 
 @pytest.mark.real_model
+def test_without_drafts_the_loop_writes_exactly_what_llamacpps_sampler_chain_writes(monkeypatch):
+    """Batches of one token round as llama.cpp's own decoding does: every choice (processors, grammar, penalty)
+    must then be the same to the bit, so any difference with drafts comes from the batches alone."""
+    monkeypatch.setattr(lookup_decoding, "MAX_DRAFT", 0)
+    penalised = [SystemMessage("Document: " + DOC + " " + DOC), HumanMessage("Repeat the document twice.")]
+    for messages, schema, penalty in ((QUOTE, None, 1.1), (penalised, None, 1.3), (QUOTE, SCHEMA, 1.1)):
+        off, on = decode(False, messages, schema, 48, penalty), decode(True, messages, schema, 48, penalty)
+        assert on.tokens == off.tokens and on.text == off.text
+        assert on.meta["lookup_drafted"] == 0
+
+
+@pytest.mark.real_model
 def test_a_stream_with_lookup_streams_the_same_reply_token_by_token():
     whole = model(True).invoke(QUOTE).content
     chunks = [c for c in model(True).stream(QUOTE)]
@@ -149,12 +168,6 @@ def test_the_repeat_penalty_is_applied_as_llamacpp_applies_it():
     off, on = decode(False, messages, max_tokens=64, penalty=1.3), decode(True, messages, max_tokens=64, penalty=1.3)
     assert_same_or_tied(off, on, penalty=1.3)
     assert on.meta["lookup_drafted"] > 0
-
-
-SCHEMA = {"title": "Hours", "type": "object",
-          "properties": {"hours": {"type": "string", "maxLength": 120},
-                         "closed": {"type": "string", "enum": ["Monday", "Sunday", "never"]}},
-          "required": ["hours", "closed"]}
 
 
 @pytest.mark.real_model
@@ -203,3 +216,15 @@ def test_a_restored_prompt_state_then_drafts_gives_the_same_reply():
     assert again.response_metadata["restored_prompt_tokens"] > 0
     assert again.response_metadata["lookup_accepted"] > 0
     assert again.content == expected
+
+
+@pytest.mark.real_model
+def test_the_drafts_reach_a_runs_usage_and_decoding_totals(sample_settings):
+    llm = EmbeddedChatModel(model_name=GEMMA, max_tokens=48, lookup=True)
+    result = run("basic", "What are La Foresta's opening hours?", sample_settings,
+                 ctx=make_context(sample_settings, llm=llm))
+    generate = result["usage"]["generate"]
+    assert generate["drafted"] > 0 and generate["decode_tokens"] > 0
+    decoding = result["decoding"]
+    assert decoding["drafted"] == generate["drafted"] and decoding["accepted"] == generate.get("accepted", 0)
+    assert decoding["decode_tokens_per_s"] > 0
