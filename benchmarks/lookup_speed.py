@@ -1,6 +1,7 @@
 """Answer calls with prompt-lookup decoding on and off, side by side in one process (core/llm/lookup_decoding.py).
 
-    python -m benchmarks.lookup_speed [--model NAME] [--questions N] [--data-dir DIR] [--max-tokens N] [--json]
+    python -m benchmarks.lookup_speed [--model NAME] [--questions N] [--data-dir DIR] [--max-tokens N]
+                                      [--max-draft N] [--max-ngram N] [--json]
 
 For each question of the built-in set (core/evalsets/builtin.jsonl; ``--questions N``: N of them, spread over
 the categories) the documents are retrieved from the sample collections once, then the answer call the patterns
@@ -22,6 +23,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from core import prompts
 from core.config import load_settings
 from core.knowledge.base import KnowledgeBase
+from core.llm import lookup_decoding
 from core.llm.embedded_llm import EmbeddedChatModel
 from core.llm.llama_runtime import cpu_features
 from core.runtime.context import _capped
@@ -109,8 +111,11 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=0, help="how many questions of the built-in set (0: all)")
     parser.add_argument("--data-dir", default=None, help="where the sample collections are (default: RAG_DATA_DIR)")
     parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--max-draft", type=int, default=lookup_decoding.MAX_DRAFT, help="most tokens drafted at once")
+    parser.add_argument("--max-ngram", type=int, default=lookup_decoding.MAX_NGRAM, help="longest tail looked up")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args()
+    lookup_decoding.MAX_DRAFT, lookup_decoding.MAX_NGRAM = args.max_draft, args.max_ngram
     report = measure(args.model, args.questions or None, args.data_dir, args.max_tokens)
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))

@@ -6,7 +6,8 @@ what was written), proposes the tokens that followed it there, and has the model
 and the drafts in ONE ``llama_decode`` with logits for those positions only. The model's own greedy
 choice at each position (after the logits processors and the repeat penalty, as llama.cpp's sampler
 chain applies them) decides: the drafts it agrees with are kept, the first disagreement is replaced
-by the model's choice, the rejected drafts' KV cells are removed.
+by the model's choice, the rejected drafts' KV cells are removed. Every drafted position costs a row of the
+batch and of the output layer, so the draft length adapts (``next_limit``).
 
 Why not llama-cpp-python's ``draft_model=LlamaPromptLookupDecoding``: it turns on ``logits_all``, a
 scores array of n_ctx x vocabulary floats (5 GB for Qwen) and logits for every prompt token.
@@ -29,7 +30,7 @@ import numpy as np
 
 from core.llm.prompt_cache import common_prefix
 
-MAX_DRAFT = 8  # tokens proposed at once: a batch of 9 costs little more than one token to read on a CPU
+MAX_DRAFT = 8  # the most tokens proposed at once (benchmarks/lookup_speed.py --max-draft tries others)
 MAX_NGRAM = 3  # the longest tail of the text looked up in the prompt
 SHORT_DRAFT = 3  # a match on the last token alone is weak evidence: propose fewer tokens after it
 
@@ -128,13 +129,14 @@ def _decode(llama, tokens: list[int], kwargs: dict, stats: LookupStats):
                       len(tokens))
     try:
         clock = time.perf_counter()
-        token = choose(_row(llama, -1), llama.input_ids[:llama.n_tokens])
+        token, limit = choose(_row(llama, -1), llama.input_ids[:llama.n_tokens]), MAX_DRAFT
         while True:
             stats.decode_ms += (time.perf_counter() - clock) * 1000
             yield token
             stats.written += 1
             clock = time.perf_counter()
-            accepted, token = _step(llama, token, choose, stats)
+            accepted, token, drafted = _step(llama, token, choose, stats, limit)
+            limit = next_limit(limit, drafted, len(accepted))
             for draft in accepted:
                 stats.decode_ms += (time.perf_counter() - clock) * 1000
                 yield draft
@@ -142,6 +144,17 @@ def _decode(llama, tokens: list[int], kwargs: dict, stats: LookupStats):
                 clock = time.perf_counter()
     finally:
         llama._requires_eval = True  # the last logits may be a rejected draft's: the next call reads a token again
+
+
+def next_limit(limit: int, drafted: int, accepted: int) -> int:
+    """How many tokens to propose next: more after a fully accepted draft, what was accepted plus one after a miss.
+
+    Every drafted token costs a position of the batch (and a row of the output layer) whether it is kept or
+    not, so a stretch the prompt does not predict is drafted short; a stretch being copied earns longer drafts.
+    """
+    if not drafted:
+        return limit
+    return min(limit + 2, MAX_DRAFT) if accepted == drafted else max(accepted + 1, 1)
 
 
 def _unread(llama, tokens: list[int]) -> list[int]:
@@ -160,12 +173,13 @@ def _unread(llama, tokens: list[int]) -> list[int]:
     return tokens
 
 
-def _step(llama, token: int, choose: _Chooser, stats: LookupStats) -> tuple[list[int], int]:
-    """Read ``token`` and its drafts in one batch: the drafts the model agrees with, and the token after them."""
+def _step(llama, token: int, choose: _Chooser, stats: LookupStats, limit: int) -> tuple[list[int], int, int]:
+    """Read ``token`` and up to ``limit`` drafts in one batch: the drafts the model agrees with, the token after
+    them, and how many were drafted."""
     pos = llama.n_tokens
     llama.input_ids[pos] = token
     room = llama._n_ctx - pos - 1
-    drafts = propose(llama.input_ids[:pos + 1])[:max(room, 0)]
+    drafts = propose(llama.input_ids[:pos + 1], min(limit, MAX_DRAFT))[:max(room, 0)]
     batch = [token, *drafts]
     llama._ctx.kv_cache_seq_rm(-1, pos, -1)
     llama._batch.set_batch(batch=batch, n_past=pos, logits_all=True)  # logits for these positions only
@@ -187,7 +201,7 @@ def _step(llama, token: int, choose: _Chooser, stats: LookupStats) -> tuple[list
     stats.batches += 1
     stats.drafted += len(drafts)
     stats.accepted += len(accepted)
-    return accepted, choice
+    return accepted, choice, len(drafts)
 
 
 def _row(llama, index: int) -> np.ndarray:

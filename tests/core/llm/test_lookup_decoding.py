@@ -15,7 +15,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 
 from core.llm import lookup_decoding
 from core.llm.embedded_llm import PROMPT_CACHE, EmbeddedChatModel, _finish_call, _llama_lock, _Perf
-from core.llm.lookup_decoding import _Chooser, propose
+from core.llm.lookup_decoding import _Chooser, next_limit, propose
 from core.run.runner import run
 from core.runtime.context import make_context
 from core.runtime.trace import UsageCallback, decoding_totals, merge_usage
@@ -50,6 +50,12 @@ def test_drafts_follow_the_latest_match_of_the_longest_tail():
     assert propose(history, 3) == [2, 3, 6]  # "6 7" last seen before "2 3"
     assert propose(np.array([1, 2, 3], dtype=np.intc)) == []
     assert propose(np.array([4, 1, 2, 4], dtype=np.intc), 8) == [1, 2, 4]  # one token matched: a short draft
+
+
+def test_drafts_grow_while_they_are_accepted_and_shrink_to_what_was_accepted_after_a_miss():
+    assert next_limit(4, 4, 4) == 6 and next_limit(8, 8, 8) == lookup_decoding.MAX_DRAFT
+    assert next_limit(8, 8, 3) == 4 and next_limit(8, 5, 0) == 1
+    assert next_limit(3, 0, 0) == 3  # nothing was proposed: nothing learned
 
 
 def test_the_chooser_applies_the_repeat_penalty_to_the_tokens_written_in_this_call_only():
