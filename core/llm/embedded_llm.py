@@ -241,6 +241,8 @@ class EmbeddedChatModel(BaseChatModel):
                 raise ContextOverflowError(f"{exc}: start a new chat or lower k") from None
             raise
         finally:
+            if not stream:  # a call refused before it decoded must not leave drafts on for the model's next user
+                llama.lookup = None
             if greedy is not None:
                 greedy.close()
 

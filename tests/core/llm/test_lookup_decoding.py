@@ -234,3 +234,12 @@ def test_the_drafts_reach_a_runs_usage_and_decoding_totals(sample_settings):
     decoding = result["decoding"]
     assert decoding["drafted"] == generate["drafted"] and decoding["accepted"] == generate.get("accepted", 0)
     assert decoding["decode_tokens_per_s"] > 0
+
+
+@pytest.mark.real_model
+def test_a_call_refused_before_decoding_leaves_no_drafts_on_for_the_next_user():
+    from core.llm.embedded_llm import ContextOverflowError, get_llama
+
+    with pytest.raises(ContextOverflowError):
+        model(True).invoke("word " * 9000)  # longer than the context: refused before a token is read
+    assert get_llama(model(True).model_file()).lookup is None
