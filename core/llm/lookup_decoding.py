@@ -14,10 +14,12 @@ scores array of n_ctx x vocabulary floats (5 GB for Qwen) and logits for every p
 
 What it guarantees: each token written is the greedy choice over the logits the model gave at its
 position, under the same processors (a grammar's ``GreedyUnderGrammar`` included: a draft the grammar
-forbids is never its choice) and the same penalty. What it cannot: llama.cpp's CPU kernels do not give
-bit-identical logits for a token read alone and read in a batch (quantised activations round
-differently; measured on Gemma 3 270M: up to ~1.5 in a logit), so where two tokens are nearly tied the
-reply can differ from decoding one token at a time. Only greedy decoding is served (temperature 0):
+forbids is never its choice) and the same penalty; with no drafts (batches of one token) it writes what
+llama.cpp's sampler chain writes, bit for bit (tests/core/llm/test_lookup_decoding.py). What it cannot:
+llama.cpp's CPU kernels do not give bit-identical logits for a token read alone and read in a batch
+(quantised activations round differently; measured on Gemma 3 270M: up to ~1.5 in a logit, and the KV
+cells of a batch carry the difference on), so where two tokens are nearly tied (gaps of 0.01-0.02 where
+it happened) the reply can part from decoding one token at a time. Only greedy decoding is served (temperature 0):
 with sampling, the accept rule would have to compare distributions, not choices.
 """
 
@@ -42,7 +44,6 @@ class LookupStats:
     ran: bool = False
     drafted: int = 0
     accepted: int = 0
-    batches: int = 0
     written: int = 0
     prompt_eval_tokens: int = 0
     prompt_eval_ms: float = 0.0
@@ -198,7 +199,6 @@ def _step(llama, token: int, choose: _Chooser, stats: LookupStats, limit: int) -
     if keep < llama.n_tokens and not llama._ctx.kv_cache_seq_rm(-1, keep, -1):
         raise RuntimeError("llama.cpp could not remove the rejected drafts from its memory")
     llama.n_tokens = keep
-    stats.batches += 1
     stats.drafted += len(drafts)
     stats.accepted += len(accepted)
     return accepted, choice, len(drafts)
