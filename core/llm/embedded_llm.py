@@ -8,7 +8,8 @@ echoes them: checked by hand), so for such files the conversation is rendered as
 decoded under a grammar built from the JSON schema (number bounds included), so even a tiny model
 returns parseable, in-range JSON. Each reply's ``response_metadata`` says which model ran, why it
 stopped (``finish_reason``: ``length`` when the token limit cut it off) and how many prompt tokens
-came from llama.cpp's prefix cache.
+came from llama.cpp's prefix cache. At temperature 0 replies are decoded with prompt-lookup drafts
+(core/llm/lookup_decoding.py) unless ``lookup`` is off; the metadata then says how many were drafted and accepted.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from core.llm.embedded_prompt import (
 )
 from core.llm.greedy_grammar import GreedyUnderGrammar
 from core.llm.llama_runtime import prepare_llama_cpp
+from core.llm.lookup_decoding import LookupStats, attach_lookup
 from core.llm.model_files import Progress, embedded_model
 from core.llm.prompt_cache import PromptStateCache, attach
 from core.llm.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
@@ -52,7 +54,8 @@ _llama_cache: dict[str, Any] = {}
 LOAD_SECONDS: dict[str, float] = {}
 DEFAULT_CACHE_MB = 1024
 PROMPT_CACHE = PromptStateCache(DEFAULT_CACHE_MB * 2**20)  # KV states of recent prompts, for the model in use
-USAGE = {"calls": 0, "prompt_tokens": 0, "prompt_eval_tokens": 0, "restored_prompt_tokens": 0}  # since start
+USAGE = {"calls": 0, "prompt_tokens": 0, "prompt_eval_tokens": 0, "restored_prompt_tokens": 0,
+         "lookup_drafted": 0, "lookup_accepted": 0}  # since start
 
 
 def _finish_call(llama, timing: dict) -> None:
@@ -61,8 +64,8 @@ def _finish_call(llama, timing: dict) -> None:
     if call:  # a call that reached the model (``generate`` ran); the cache cuts the context to whole blocks
         PROMPT_CACHE.keep(llama, call["prompt_tokens"])
     USAGE["calls"] += 1
-    for key in ("prompt_tokens", "prompt_eval_tokens", "restored_prompt_tokens"):
-        USAGE[key] += timing[key]
+    for key in ("prompt_tokens", "prompt_eval_tokens", "restored_prompt_tokens", "lookup_drafted", "lookup_accepted"):
+        USAGE[key] += timing.get(key, 0)
 
 
 class ContextOverflowError(RuntimeError):
@@ -97,6 +100,7 @@ def get_llama(path: Path | None = None):
             start = time.perf_counter()
             _llama_cache[key] = Llama(model_path=key, n_ctx=N_CTX, n_threads=2, verbose=False)
             LOAD_SECONDS[key] = time.perf_counter() - start
+            attach_lookup(_llama_cache[key])  # first: the prompt-state cache's wrapper restores, then lookup reads on
             attach(_llama_cache[key], PROMPT_CACHE)
         return _llama_cache[key]
 
@@ -129,19 +133,28 @@ class _Perf:
 
         self._llama, self._lib, self._ctx, self._start = llama, llama_cpp, llama._ctx.ctx, time.perf_counter()
         self._lib.llama_perf_context_reset(self._ctx)
-        llama.last_call = None
+        llama.last_call = llama.last_lookup = None
 
     def read(self) -> dict:
         """Call inside the lock, right after the call (the prompt-state cache noted the prompt's size)."""
         data = self._lib.llama_perf_context(self._ctx)
         call = getattr(self._llama, "last_call", None) or {}
         prompt_tokens = int(call.get("prompt_tokens", 0))
-        evaluated = min(int(data.n_p_eval), prompt_tokens)
-        return {"prompt_tokens": prompt_tokens, "prompt_eval_tokens": evaluated,
-                "cached_prompt_tokens": prompt_tokens - evaluated,
-                "restored_prompt_tokens": int(call.get("restored_tokens", 0)),
-                "prompt_eval_ms": round(data.t_p_eval_ms, 1), "decode_tokens": int(data.n_eval),
-                "decode_ms": round(data.t_eval_ms, 1), "wall_ms": round((time.perf_counter() - self._start) * 1000, 1)}
+        lookup: LookupStats | None = getattr(self._llama, "last_lookup", None)
+        if lookup is not None and lookup.ran:  # its batches count as prompt reading in llama.cpp's counters
+            read, read_ms, decoded, decode_ms = (lookup.prompt_eval_tokens, lookup.prompt_eval_ms, lookup.written,
+                                                 lookup.decode_ms)
+        else:
+            read, read_ms, decoded, decode_ms = data.n_p_eval, data.t_p_eval_ms, data.n_eval, data.t_eval_ms
+        evaluated = min(int(read), prompt_tokens)
+        out = {"prompt_tokens": prompt_tokens, "prompt_eval_tokens": evaluated,
+               "cached_prompt_tokens": prompt_tokens - evaluated,
+               "restored_prompt_tokens": int(call.get("restored_tokens", 0)),
+               "prompt_eval_ms": round(read_ms, 1), "decode_tokens": int(decoded),
+               "decode_ms": round(decode_ms, 1), "wall_ms": round((time.perf_counter() - self._start) * 1000, 1)}
+        if lookup is not None and lookup.ran:
+            out.update(lookup_drafted=lookup.drafted, lookup_accepted=lookup.accepted)
+        return out
 
 
 class EmbeddedChatModel(BaseChatModel):
@@ -154,6 +167,7 @@ class EmbeddedChatModel(BaseChatModel):
     model_path: str | None = None  # a GGUF to use instead of the named model's file
     model_cache_dir: str | None = None  # where split models are assembled (default: the user cache)
     cache_mb: int = DEFAULT_CACHE_MB  # the prompt-state cache's cap (process-wide; the latest call's value holds)
+    lookup: bool = True  # prompt-lookup drafts at temperature 0 (core/llm/lookup_decoding.py)
     verdict_probabilities: ClassVar[bool] = True  # ``bind(verdict_words=[...])`` reads a verdict's probabilities
 
     @property
@@ -214,6 +228,8 @@ class EmbeddedChatModel(BaseChatModel):
             common["grammar"] = _grammar(json.dumps(schema, sort_keys=True))
         if processors:
             common["logits_processor"] = processors
+        # greedy only: with sampling, accepting a draft would need the distributions compared, not one choice
+        llama.lookup = llama.last_lookup = LookupStats() if self.lookup and self.temperature == 0 else None
         try:
             if "tokenizer.chat_template" in llama.metadata:
                 return llama.create_chat_completion(messages=turns, **common), "chat"
@@ -225,6 +241,8 @@ class EmbeddedChatModel(BaseChatModel):
                 raise ContextOverflowError(f"{exc}: start a new chat or lower k") from None
             raise
         finally:
+            if not stream:  # a call refused before it decoded must not leave drafts on for the model's next user
+                llama.lookup = None
             if greedy is not None:
                 greedy.close()
 

@@ -133,7 +133,7 @@ def _build_embedded(settings: Settings, name: str, common: dict) -> BaseChatMode
     from core.llm.embedded_llm import EmbeddedChatModel
 
     return EmbeddedChatModel(model_name=name, model_cache_dir=str(settings.model_cache_path),
-                             cache_mb=settings.embedded_cache_mb, **common)
+                             cache_mb=settings.embedded_cache_mb, lookup=settings.embedded_lookup, **common)
 
 
 def _build_openai(settings: Settings, name: str, common: dict) -> BaseChatModel:

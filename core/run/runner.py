@@ -26,7 +26,7 @@ from core.run.run_slots import SLOTS
 from core.run.telemetry import run_tracer
 from core.runtime.context import RunContext, make_context
 from core.runtime.review import ReviewDecisionError, normalise_decision
-from core.runtime.trace import UsageCallback, merge_usage
+from core.runtime.trace import UsageCallback, decoding_totals, merge_usage
 from core.secrets import redact_all, remember_secrets
 from core.store.checkpoint import get_checkpointer, pending_interrupts
 from core.store.db import StoreError, store_error, transient_errors
@@ -346,6 +346,7 @@ def _totals(usage: dict, path: list[str], started: float) -> dict:
         "tokens": sum(s["tokens"] for s in usage.values()),
         "ms": int((time.perf_counter() - started) * 1000),
         "path": path,
+        "decoding": decoding_totals(usage),  # tokens/s and prompt-lookup drafts, where the model reports them
     }
 
 

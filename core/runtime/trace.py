@@ -139,6 +139,8 @@ class UsageCallback(BaseCallbackHandler):
             stats["llm_calls"] += 1
             stats["ms"] += int((time.perf_counter() - start) * 1000)
             stats["tokens"] += _tokens(response)
+            for key, value in _decoding(response).items():  # only models that report them (the embedded one)
+                stats[key] = stats.get(key, 0) + value
             if _cut_off(response) and not budget:  # the output stopped at max_tokens: the answer view says so
                 stats["truncated"] = stats.get("truncated", 0) + 1
             for note in _notices(response, budget):
@@ -164,6 +166,34 @@ def _tokens(response) -> int:
         usage = response.llm_output.get("token_usage") or {}
         total = int(usage.get("total_tokens", 0))
     return total
+
+
+# response_metadata key -> per-node usage key: tokens written, the ms it took, prompt-lookup drafts (core.llm)
+DECODING = {"decode_tokens": "decode_tokens", "decode_ms": "decode_ms", "lookup_drafted": "drafted",
+            "lookup_accepted": "accepted"}
+
+
+def _decoding(response) -> dict:
+    """The decoding figures a reply's metadata carries, under their usage names (none: an empty dict)."""
+    out: dict = {}
+    for gens in response.generations:
+        for gen in gens:
+            meta = getattr(getattr(gen, "message", None), "response_metadata", None) or {}
+            for key, name in DECODING.items():
+                if isinstance(meta.get(key), (int, float)):
+                    out[name] = out.get(name, 0) + int(meta[key])
+    return out
+
+
+def decoding_totals(usage: dict) -> dict:
+    """A run's decoding over its nodes: tokens written, tokens/s, drafts proposed and accepted (empty: none reported)."""
+    sums = {name: sum(int(s.get(name, 0)) for s in (usage or {}).values()) for name in DECODING.values()}
+    if not any(name in s for s in (usage or {}).values() for name in DECODING.values()):
+        return {}
+    out = {**sums, "decode_tokens_per_s": round(sums["decode_tokens"] / sums["decode_ms"] * 1000, 1)
+           if sums["decode_ms"] else None}
+    out["acceptance"] = round(sums["accepted"] / sums["drafted"], 3) if sums["drafted"] else None
+    return out
 
 
 TRUNCATED = frozenset({"length", "max_tokens"})  # finish reasons that mean "cut off at the token limit"
@@ -205,7 +235,8 @@ def merge_usage(*usages: dict) -> dict:
     for usage in usages:
         for node, stats in (usage or {}).items():
             acc = out.setdefault(node, {"llm_calls": 0, "tokens": 0, "ms": 0})
-            for key in {*acc, *(["truncated"] if stats.get("truncated") else [])}:
+            extra = [k for k in ("truncated", *DECODING.values()) if stats.get(k)]
+            for key in {*acc, *extra}:
                 acc[key] = acc.get(key, 0) + int(stats.get(key, 0))
     return out
 

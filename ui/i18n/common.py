@@ -75,6 +75,16 @@ COMMON_STRINGS = {
                      "were not read again",
                      "프롬프트 캐시: {cap} MB 중 {used} MB, 프롬프트 {n}개 보관; 프롬프트 토큰 {sent}개 중 {skipped}개는 "
                      "다시 읽지 않았습니다"),
+    "lookup_on": ("Prompt lookup: on", "프롬프트 조회: 켜짐"),
+    "lookup_last_run": ("Prompt lookup: on; last run: {accepted} of {drafted} drafted tokens accepted ({pct}%)",
+                        "프롬프트 조회: 켜짐; 마지막 실행: 초안 토큰 {drafted}개 중 {accepted}개 채택 ({pct}%)"),
+    "lookup_off": ("Prompt lookup: off (RAG_EMBEDDED_LOOKUP=0)", "프롬프트 조회: 꺼짐 (RAG_EMBEDDED_LOOKUP=0)"),
+    "lookup_help": ("At temperature 0 the built-in model proposes the next tokens from a matching phrase of the "
+                    "prompt (answers mostly copy their documents) and checks them all in one step; it keeps the ones "
+                    "it would have written itself. The server switches it with RAG_EMBEDDED_LOOKUP.",
+                    "온도 0에서 내장 모델은 프롬프트에서 일치하는 구절을 찾아 다음 토큰들을 미리 제안하고(답변은 대부분 "
+                    "문서를 옮겨 씀) 한 번에 확인해, 스스로 썼을 토큰만 채택합니다. 서버의 RAG_EMBEDDED_LOOKUP으로 "
+                    "켜고 끕니다."),
     "prompt_cache_off": ("Prompt cache: off (RAG_EMBEDDED_CACHE_MB=0)", "프롬프트 캐시: 꺼짐 (RAG_EMBEDDED_CACHE_MB=0)"),
     "prompt_cache_help": ("The built-in model keeps what it read of recent prompts and restores it when the next "
                           "prompt starts the same way (documents graded, then answered from, then checked are read "
@@ -122,6 +132,11 @@ COMMON_STRINGS = {
     "llm_calls": ("LLM calls", "LLM 호출"),
     "tokens": ("Tokens", "토큰"),
     "ms": ("ms", "ms"),
+    "lookup_drafted": ("Drafted", "초안 토큰"),
+    "lookup_accepted": ("Accepted", "채택 토큰"),
+    "decoding_speed": ("Written: {n} tokens at {rate} tokens/s", "생성: 토큰 {n}개, 초당 {rate}개"),
+    "lookup_accepted_line": ("prompt lookup: {accepted} of {drafted} drafted tokens accepted ({pct}%)",
+                             "프롬프트 조회: 초안 토큰 {drafted}개 중 {accepted}개 채택 ({pct}%)"),
     "path": ("Path", "경로"),
     "graph": ("Graph", "그래프"),
     "graph_legend": ("Highlighted: the nodes and edges this run went through.",

@@ -114,6 +114,8 @@ def run_live(events: Iterator[dict], on_start=None) -> dict | None:
         elif kind in ("done", "error"):
             final = event
     result = (final or {}).get("result") or {}
+    if result.get("decoding"):  # the sidebar shows the last run's prompt-lookup acceptance
+        st.session_state["last_decoding"] = result["decoding"]
     if result.get("error"):
         status.update(label=t("run_failed"), state="error", expanded=False)
     elif result.get("interrupted"):

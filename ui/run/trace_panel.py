@@ -53,9 +53,24 @@ def budget_line(counters: dict) -> str:
 
 
 def usage_frame(usage: dict) -> pd.DataFrame:
-    rows = [{t("col_node"): node, t("llm_calls"): s.get("llm_calls", 0), t("tokens"): s.get("tokens", 0),
-             t("ms"): s.get("ms", 0)} for node, s in (usage or {}).items()]
-    return pd.DataFrame(rows, columns=[t("col_node"), t("llm_calls"), t("tokens"), t("ms")])
+    """Calls, tokens and time per node; drafted and accepted tokens too where prompt lookup ran (embedded model)."""
+    columns = [("llm_calls", "llm_calls"), ("tokens", "tokens"), ("ms", "ms")]
+    if any("drafted" in s for s in (usage or {}).values()):
+        columns += [("drafted", "lookup_drafted"), ("accepted", "lookup_accepted")]
+    rows = [{t("col_node"): node, **{t(label): s.get(key, 0) for key, label in columns}}
+            for node, s in (usage or {}).items()]
+    return pd.DataFrame(rows, columns=[t("col_node"), *(t(label) for _key, label in columns)])
+
+
+def decoding_line(decoding: dict) -> str:
+    """The run's writing speed and prompt-lookup acceptance in one line ('' when the model reports neither)."""
+    if not decoding or not decoding.get("decode_tokens_per_s"):
+        return ""
+    line = t("decoding_speed", n=decoding["decode_tokens"], rate=decoding["decode_tokens_per_s"])
+    if decoding.get("drafted"):
+        line += " · " + t("lookup_accepted_line", accepted=decoding["accepted"], drafted=decoding["drafted"],
+                          pct=round(100 * decoding["accepted"] / decoding["drafted"]))
+    return line
 
 
 def trace_panel(result: dict) -> None:
@@ -65,6 +80,8 @@ def trace_panel(result: dict) -> None:
     cols[0].metric(t("llm_calls"), result.get("llm_calls", 0))
     cols[1].metric(t("tokens"), result.get("tokens", 0))
     cols[2].metric(t("ms"), result.get("ms", 0))
+    if decoding_line(result.get("decoding") or {}):
+        st.caption(decoding_line(result["decoding"]))  # md-safe: t() of numbers
     cost = result.get("verification")
     if cost:  # the claim check's own cost, apart from the pattern's
         st.caption(claims_cost(cost))

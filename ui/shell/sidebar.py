@@ -94,6 +94,8 @@ def _model_settings(p: dict) -> None:
             bound(st.number_input, "embedded_doc_chars", t("embedded_doc_chars"), min_value=100, max_value=4000,
                   step=100, help=t("caps_help"))
             st.caption(prompt_cache_line(current_settings()), help=t("prompt_cache_help"))  # md-safe: t() of ints
+            st.caption(lookup_line(current_settings(), st.session_state.get("last_decoding")),  # md-safe: t() of ints
+                       help=t("lookup_help"))
         thresholds_settings()
 
 
@@ -107,6 +109,16 @@ def prompt_cache_line(settings) -> str:
     skipped = sent - USAGE["prompt_eval_tokens"]
     return t("prompt_cache", used=stats.bytes_held // 2**20, cap=settings.embedded_cache_mb, n=stats.entries,
              skipped=skipped, sent=sent)
+
+
+def lookup_line(settings, last: dict | None) -> str:
+    """Whether the embedded model drafts from the prompt, and how many drafts the last run accepted."""
+    if not settings.embedded_lookup:
+        return t("lookup_off")
+    if not last or not last.get("drafted"):
+        return t("lookup_on")
+    return t("lookup_last_run", accepted=last["accepted"], drafted=last["drafted"],
+             pct=round(100 * last["accepted"] / last["drafted"]))
 
 
 def _endpoint_fields(provider: str) -> None:
