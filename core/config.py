@@ -109,7 +109,9 @@ class Settings:
     embedded_k: int = 3  # the embedded model reads at most this many documents per retrieval...
     embedded_doc_chars: int = 600  # ...and at most this many characters of each (2 cores read ~40-150 tokens/s)
     embedded_cache_mb: int = 1024  # KV states of recent prompts kept for the embedded model (0: off)
-    embedded_lookup: bool = True  # prompt-lookup drafts for the embedded model at temperature 0 (core.llm.lookup_decoding)
+    # prompt-lookup drafts at temperature 0 (core.llm.lookup_decoding); off by default: on 2-core AVX2 machines a
+    # batch of drafts costs about as much as the tokens it saves (docs/BENCHMARKS.md, session 16)
+    embedded_lookup: bool = False
     graph_wait: bool = False  # Graph RAG: wait for a graph still being built (off: answer from what is built, say so)
     graph_at_ingest: bool = True  # the Knowledge page starts Graph RAG's graph build after indexing (off: at its first question)
     verify_claims: str = "model"  # check every sentence of an answer (core.llm.claims.check): off | rules | model

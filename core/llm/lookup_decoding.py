@@ -70,7 +70,7 @@ def eligible(llama, kwargs: dict) -> bool:
     if getattr(llama, "_is_recurrent", False) or getattr(llama, "_is_hybrid", False):
         return False  # their memory cannot drop the cells of rejected drafts
     return (kwargs.get("temp", 0.8) == 0.0 and kwargs.get("grammar") is None
-            and kwargs.get("stopping_criteria") is None and not kwargs.get("frequency_penalty")
+            and not kwargs.get("frequency_penalty")
             and not kwargs.get("presence_penalty") and not kwargs.get("mirostat_mode"))
 
 
@@ -128,19 +128,30 @@ def _decode(llama, tokens: list[int], kwargs: dict, stats: LookupStats):
     stats.prompt_eval_ms += (time.perf_counter() - start) * 1000
     choose = _Chooser(kwargs.get("logits_processor"), kwargs.get("repeat_penalty", 1.0), llama.last_n_tokens_size,
                       len(tokens))
+    # A chat template's stop criterion (Qwen's: "the last token is a stop token"): Llama.generate asks it before
+    # yielding each token, over the tokens read before that one; so does this loop. It reads the tokens only, so
+    # the logits it is given are the last batch's last row.
+    stop = kwargs.get("stopping_criteria")
+    written = list(tokens)
     try:
         clock = time.perf_counter()
         token, limit = choose(_row(llama, -1), llama.input_ids[:llama.n_tokens]), MAX_DRAFT
         while True:
             stats.decode_ms += (time.perf_counter() - clock) * 1000
+            if stop is not None and stop(np.asarray(written, dtype=np.intc), _row(llama, -1)):
+                return
             yield token
+            written.append(token)
             stats.written += 1
             clock = time.perf_counter()
             accepted, token, drafted = _step(llama, token, choose, stats, limit)
             limit = next_limit(limit, drafted, len(accepted))
             for draft in accepted:
                 stats.decode_ms += (time.perf_counter() - clock) * 1000
+                if stop is not None and stop(np.asarray(written, dtype=np.intc), _row(llama, -1)):
+                    return
                 yield draft
+                written.append(draft)
                 stats.written += 1
                 clock = time.perf_counter()
     finally:

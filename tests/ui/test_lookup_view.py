@@ -8,9 +8,10 @@ LAST = {"drafted": 40, "accepted": 30, "decode_tokens": 120, "decode_ms": 4000, 
 
 
 def test_the_sidebar_says_whether_lookup_is_on_and_what_the_last_run_accepted():
-    assert "RAG_EMBEDDED_LOOKUP=0" in lookup_line(Settings(embedded_lookup=False), LAST)
-    assert lookup_line(Settings(), None).endswith(": on")
-    assert "30 of 40" in lookup_line(Settings(), LAST) and "75%" in lookup_line(Settings(), LAST)
+    assert "RAG_EMBEDDED_LOOKUP=1 turns it on" in lookup_line(Settings(), LAST)  # off by default
+    on = Settings(embedded_lookup=True)
+    assert lookup_line(on, None).endswith(": on")
+    assert "30 of 40" in lookup_line(on, LAST) and "75%" in lookup_line(on, LAST)
 
 
 def test_the_usage_table_has_draft_columns_only_where_lookup_ran():

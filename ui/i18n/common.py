@@ -78,7 +78,8 @@ COMMON_STRINGS = {
     "lookup_on": ("Prompt lookup: on", "프롬프트 조회: 켜짐"),
     "lookup_last_run": ("Prompt lookup: on; last run: {accepted} of {drafted} drafted tokens accepted ({pct}%)",
                         "프롬프트 조회: 켜짐; 마지막 실행: 초안 토큰 {drafted}개 중 {accepted}개 채택 ({pct}%)"),
-    "lookup_off": ("Prompt lookup: off (RAG_EMBEDDED_LOOKUP=0)", "프롬프트 조회: 꺼짐 (RAG_EMBEDDED_LOOKUP=0)"),
+    "lookup_off": ("Prompt lookup: off (RAG_EMBEDDED_LOOKUP=1 turns it on)",
+                   "프롬프트 조회: 꺼짐 (RAG_EMBEDDED_LOOKUP=1로 켭니다)"),
     "lookup_help": ("At temperature 0 the built-in model proposes the next tokens from a matching phrase of the "
                     "prompt (answers mostly copy their documents) and checks them all in one step; it keeps the ones "
                     "it would have written itself. The server switches it with RAG_EMBEDDED_LOOKUP.",

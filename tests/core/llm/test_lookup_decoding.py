@@ -65,6 +65,16 @@ def test_the_chooser_applies_the_repeat_penalty_to_the_tokens_written_in_this_ca
     assert choose(row, np.array([0, 0, 1], dtype=np.intc)) == 2  # written once: 2.0 / 1.1 < 1.9
 
 
+def test_a_chat_templates_stop_criterion_is_honoured_not_a_reason_to_skip_lookup():
+    # Qwen's chat template hands create_completion a stopping criterion ("the last token is a stop token"); lookup
+    # skipped every such call, so on the default model nothing was ever drafted (benchmarks/lookup_speed: 0 of 0)
+    class Plain:
+        pass
+
+    assert lookup_decoding.eligible(Plain(), {"temp": 0.0, "stopping_criteria": [lambda tokens, logits: False]})
+    assert not lookup_decoding.eligible(Plain(), {"temp": 0.8})
+
+
 def test_a_runs_usage_sums_the_drafts_and_says_its_decode_speed():
     usage = merge_usage({"generate": {"llm_calls": 1, "tokens": 9, "ms": 5, "decode_tokens": 30, "decode_ms": 1000,
                                       "drafted": 20, "accepted": 15}},
