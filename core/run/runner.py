@@ -175,8 +175,10 @@ def _queued(ticket, settings: Settings) -> Iterator[dict]:
 
 
 def _config(pattern, thread_id: str, usage: UsageCallback, spans, settings: Settings) -> dict:
+    # LangGraph's sync stream keeps one worker of the pool to wait on the graph's output: without the + 1, a
+    # limit of one left no worker for the nodes and the run hung before its first one
     return {"configurable": {"thread_id": thread_id}, "callbacks": [usage, *([spans] if spans else [])],
-            "recursion_limit": pattern.recursion_limit(settings), "max_concurrency": settings.max_concurrency}
+            "recursion_limit": pattern.recursion_limit(settings), "max_concurrency": max(1, settings.max_concurrency) + 1}
 
 
 def _graph_input(pattern, question: str | None, options: dict, resume: Any, continue_from: dict | None,

@@ -69,3 +69,18 @@ def test_an_option_the_pattern_does_not_take_is_refused_not_dropped(sample_setti
     with pytest.raises(RunInputError, match="variant"):
         run("basic", "스테이크 가격?", sample_settings, variant="complexity")
     assert len(get_registry(sample_settings.data_path).list()) == before  # refused before any thread was made
+
+
+@pytest.mark.parametrize("limit", [1, 0])
+def test_a_run_with_a_concurrency_limit_of_one_or_less_still_ends(sample_settings, limit):
+    """RAG_MAX_CONCURRENCY=1 hung before the first node: LangGraph's sync stream holds one pool worker to wait
+    on the graph's output, so a limit of one left no worker for the nodes."""
+    import threading
+
+    settings = sample_settings.with_(max_concurrency=limit)
+    results: list[dict] = []
+    worker = threading.Thread(target=lambda: results.append(
+        run("basic", "스테이크 가격?", settings, ctx=_ctx(settings, "₩35,000입니다 [1]."))), daemon=True)
+    worker.start()
+    worker.join(timeout=60)
+    assert results and results[0]["termination_reason"] == "answered", "the run did not end within a minute"
