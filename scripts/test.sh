@@ -6,8 +6,10 @@
 # and the Python version: reused while they are unchanged, rebuilt when they change (pip's cache makes that
 # cheap; llama-cpp-python is compiled once and its wheel cached). RAG_TEST_VENV names another directory.
 # Extra arguments go to pytest (-m "not teams" leaves out the tests that start Postgres and Chroma servers).
-# --fast: the edit-test loop; leaves out the tests that start a real model, a server or a browser (pytest.ini),
-# and runs the rest on every core.
+# The suite runs in two tiers (tests/conftest.py): the light tests on every core (pytest-xdist; they share no
+# port, model or server, only files under their own tmp dirs), then the heavy ones (a real model, a server or a
+# browser; pytest.ini) one at a time, since they share ports, models and the CPU.
+# --fast: the edit-test loop; the light tier alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
@@ -48,7 +50,12 @@ fi
 python -m ruff check .
 if [ "${1:-}" = "--fast" ]; then
     shift
-    # on every core (pytest-xdist): these tests share no port, model or server, only files under their own tmp dirs
-    exec python -m pytest -q -n auto -m "not real_model and not server and not browser" "$@"
+    exec python -m pytest -q -n auto --tier light "$@"
 fi
-exec python -m pytest -q "$@"
+light=0; python -m pytest -q -n auto --tier light "$@" || light=$?
+heavy=0; python -m pytest -q --tier heavy "$@" || heavy=$?
+# pytest's 5 is "no test collected": a tier the arguments leave empty is no failure unless both are empty
+if [ "$light" = 5 ] && [ "$heavy" = 5 ]; then exit 5; fi
+for status in "$light" "$heavy"; do
+    if [ "$status" != 0 ] && [ "$status" != 5 ]; then exit "$status"; fi
+done

@@ -52,21 +52,39 @@ def sample_settings(sample_data_dir):
     return load_settings(data_dir=str(sample_data_dir), provider="embedded")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--tier", choices=("all", "light", "heavy"), default="all",
+                     help="heavy: the tests that start a real model, a server or a browser (they share ports, "
+                          "models and CPU, so they run one at a time); light: the rest (safe on every core)")
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "blocked_types_expected: the test loads a checkpoint with a forbidden type")
 
 
 SERVER_FIXTURES = {"postgres_cluster", "database_url", "chroma_server"}  # each starts a real server
+HEAVY = ("real_model", "server", "browser")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tiers by what a test starts (bash scripts/test.sh --fast leaves these out): browser tests by their
-    file, team back ends by the fixtures that start them; real_model is marked on the tests themselves."""
+    """Tiers by what a test starts (bash scripts/test.sh runs the light tier on every core, then the heavy one
+    alone): browser tests by their file, team back ends by the fixtures that start them; real_model is marked
+    on the tests themselves. ``--tier`` keeps one tier and composes with ``-m``."""
     for item in items:
         if item.path.name.startswith("test_browser"):
             item.add_marker("browser")
         if item.get_closest_marker("teams") or SERVER_FIXTURES & set(item.fixturenames):
             item.add_marker("server")
+    tier = config.getoption("--tier")
+    if tier == "all":
+        return
+    keep, drop = [], []
+    for item in items:
+        heavy = any(item.get_closest_marker(name) for name in HEAVY)
+        (keep if heavy == (tier == "heavy") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 # ---------------------------------------------------------------- team back ends (issue #14): real servers
