@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from core.config import Settings
 from core.knowledge.graph_extraction import (
     NAME_CHARS,
+    ChunkQueue,
     add_relations,
     clean_name,
     cut,
@@ -188,9 +189,10 @@ def current_graph(settings: Settings, kb, collection: str, model: str,
 
 
 def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int = GRAPH_MAX_CHUNKS,
-                 model_name: str = "", progress=None) -> tuple[nx.MultiDiGraph, dict]:
+                 model_name: str = "", progress=None, queue: ChunkQueue | None = None) -> tuple[nx.MultiDiGraph, dict]:
     """The collection's complete graph: stored (or shipped) when usable, else extracted, resuming a partial
-    build; stored after every batch. ``progress(done, total)`` follows the extraction.
+    build; stored after every batch. ``progress(done, total)`` follows the extraction; ``queue`` is the order
+    it reads chunks in (a question may move its own to the front: ``graph_builds.GraphBuild.read_first``).
 
     Info as ``current_graph``'s plus ms; status built when anything was extracted.
     """
@@ -204,7 +206,7 @@ def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int
             graph, record = None, {}
         if not record.get("complete"):
             graph, record = _extract(settings, model, docs, collection, digest, model_name, max_chunks,
-                                     graph, record, progress)
+                                     graph, record, progress, queue)
             _remember(path, digest, model_name, graph, record)
             status = "built"
         info = _info(collection, digest, docs, model_name, record, status)
@@ -214,7 +216,8 @@ def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int
 
 
 def _extract(settings: Settings, model, docs: list[Document], collection: str, digest: str, model_name: str,
-             max_chunks: int, graph, record: dict, progress) -> tuple[nx.MultiDiGraph, dict]:
+             max_chunks: int, graph, record: dict, progress, queue: ChunkQueue | None = None
+             ) -> tuple[nx.MultiDiGraph, dict]:
     """Extract the chunks a partial record has not done yet, storing the graph after every batch."""
     done = [i for i in record.get("done") or [] if i in {d.id for d in docs}] if graph is not None else []
     graph = graph if graph is not None else nx.MultiDiGraph()
@@ -243,7 +246,7 @@ def _extract(settings: Settings, model, docs: list[Document], collection: str, d
     new_errors: list[str] = []
     if progress:  # the total is known before the first call returns (minutes on a small local model)
         progress(len(done), len(docs))
-    errors = extract_into(graph, model, todo, collection, settings.max_concurrency, on_batch)
+    errors = extract_into(graph, model, todo, collection, settings.max_concurrency, on_batch, queue)
     return graph, store(True, errors)
 
 

@@ -3,7 +3,8 @@ Knowledge page, ``python -m core ingest`` and a Graph RAG question that waits fo
 
 One build per collection and data directory at a time in this process (starting one that runs returns
 it). A build is a daemon thread around ``entity_graph.ensure_graph``, which stores the graph after every
-batch: a process that ends mid-build leaves a partial graph the next build resumes. Nothing here touches
+batch: a process that ends mid-build leaves a partial graph the next build resumes. A question that does
+not wait for the whole graph has its own chunks read next (``read_first``). Nothing here touches
 Streamlit: the page polls ``current``.
 """
 
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from core.config import Settings
 from core.knowledge import entity_graph as eg
-from core.knowledge.graph_extraction import model_label
+from core.knowledge.graph_extraction import ChunkQueue, model_label
 
 
 @dataclass
@@ -30,6 +31,7 @@ class GraphBuild:
     error: str = ""
     info: dict = field(default_factory=dict)
     started: float = field(default_factory=time.time)
+    queue: ChunkQueue = field(default_factory=ChunkQueue, repr=False)  # the order chunks are read in
     _changed: threading.Condition = field(default_factory=threading.Condition, repr=False)
 
     def _update(self, **values) -> None:
@@ -57,6 +59,13 @@ class GraphBuild:
                 if left is not None and left <= 0:
                     return False
                 self._changed.wait(left)
+
+    def read_first(self, chunk_ids: list[str], progress=None, timeout: float | None = None) -> int:
+        """Have these chunks read next and block until they are (or the build ends, or ``timeout`` passes);
+        ``progress(done, total)`` meanwhile. Returns how many of them the build had still to read."""
+        self.queue.prioritize(chunk_ids)
+        report = (lambda: progress(self.done, self.total)) if progress else None
+        return self.queue.wait_read(chunk_ids, report, timeout)
 
     def as_dict(self) -> dict:
         return {"collection": self.collection, "model": self.model, "state": self.state, "done": self.done,
@@ -94,10 +103,12 @@ def start(settings: Settings, kb, model, collection: str, max_chunks: int = eg.G
 def _run(build: GraphBuild, settings: Settings, kb, model, max_chunks: int) -> None:
     try:
         _, info = eg.ensure_graph(settings, kb, model, build.collection, max_chunks, build.model,
-                                  lambda done, total: build._update(done=done, total=total))
+                                  lambda done, total: build._update(done=done, total=total), build.queue)
     except Exception as exc:  # a provider down, a collection deleted meanwhile: the build says why
         build._update(state="failed", error=f"{exc.__class__.__name__}: {str(exc)[:300]}")
         return
+    finally:
+        build.queue.close()  # a question waiting for its chunks goes on
     build._update(state="ready", info=info, done=info["chunks"], total=info["chunks"])
 
 

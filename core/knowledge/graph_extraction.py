@@ -10,7 +10,9 @@ the embedded model reads it once), and one instruction text serves four chunks i
 from __future__ import annotations
 
 import functools
-from concurrent.futures import as_completed
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
 from typing import Annotated, Literal
 
 import networkx as nx
@@ -128,31 +130,116 @@ def add_relations(graph: nx.MultiDiGraph, doc: Document, triples: list[Triple], 
     return added
 
 
+class ChunkQueue:
+    """The chunks a build has yet to read, in the order it reads them.
+
+    A question on a graph being built moves the chunks it retrieves to the front (``prioritize``) and waits
+    until they are read (``wait_read``), so its answer can use them before the rest of the graph is built.
+    Either may come before the build has filled the queue; ``close`` (the build ended) releases every waiter.
+    """
+
+    def __init__(self) -> None:
+        self._pending: list[Document] = []
+        self._reading: set[str] = set()
+        self._ids: set[str] = set()  # every chunk this build was given to read
+        self._first: set[str] = set()  # asked for by a question: read before the others
+        self._filled = self._closed = False
+        self._changed = threading.Condition()
+
+    def fill(self, docs: list[Document]) -> None:
+        with self._changed:
+            self._pending = sorted(docs, key=lambda d: d.id not in self._first)  # stable: document order kept
+            self._ids = {d.id for d in docs}
+            self._filled = True
+            self._changed.notify_all()
+
+    def prioritize(self, ids: list[str]) -> None:
+        """Read these chunks next (those not in this build, or already read, are ignored)."""
+        with self._changed:
+            self._first |= set(ids)
+            self._pending.sort(key=lambda d: d.id not in self._first)
+
+    def take(self, size: int) -> list[Document]:
+        """The next batch to read (empty when nothing is left)."""
+        with self._changed:
+            batch, self._pending = self._pending[:size], self._pending[size:]
+            self._reading |= {d.id for d in batch}
+            return batch
+
+    def finish(self, batch: list[Document]) -> None:
+        """A batch is read and stored."""
+        with self._changed:
+            self._reading -= {d.id for d in batch}
+            self._changed.notify_all()
+
+    def close(self) -> None:
+        """The build ended (done, failed or found nothing to read): nobody waits any more."""
+        with self._changed:
+            self._closed, self._pending, self._reading = True, [], set()
+            self._changed.notify_all()
+
+    def _unread(self, wanted: set[str]) -> bool:
+        return bool(wanted & self._reading) or any(d.id in wanted for d in self._pending)
+
+    def wait_read(self, ids: list[str], on_change=None, timeout: float | None = None) -> int:
+        """Block until these chunks are read (or the build ends, or ``timeout`` passes); ``on_change()`` after
+        each batch meanwhile. Returns how many of them this build had to read (0: none were in it)."""
+        wanted = set(ids)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._changed:
+            while not self._closed and (not self._filled or self._unread(wanted)):
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    break
+                self._changed.wait(left)
+                if on_change:
+                    on_change()
+            return len(wanted & self._ids)
+
+
 def extract_into(graph: nx.MultiDiGraph, model, docs: list[Document], collection: str, max_concurrency: int = 4,
-                 on_batch=None) -> list[str]:
+                 on_batch=None, queue: ChunkQueue | None = None) -> list[str]:
     """Extract ``docs`` into ``graph`` a batch at a time (batches concurrently, bounded); returns the errors.
 
+    Batches are taken from ``queue`` as calls end, so chunks a question prioritizes meanwhile are read next.
     ``on_batch(batch_docs, error)`` runs in the calling thread after each batch is added (error: "" or why it
-    failed), so a
-    caller can report progress and store the partial graph. Provider errors propagate.
+    failed), before the queue hears the batch is read, so a caller can report progress and store the partial
+    graph. Provider errors propagate.
     """
-    batches = [docs[i:i + CHUNKS_PER_CALL] for i in range(0, len(docs), CHUNKS_PER_CALL)]
+    queue = queue or ChunkQueue()
+    queue.fill(docs)
     errors: list[str] = []
-    if not batches:
+    # a model that answers one call at a time (the embedded one) gains nothing from more: a question's
+    # chunks would only queue behind batches taken ahead of them
+    parallel = 1 if getattr(model, "serial_calls", False) else max_concurrency
+    workers = max(1, min(parallel, -(-len(docs) // CHUNKS_PER_CALL)))
+    if not docs:
         return errors
     # the context travels with each call (callbacks, the run's stream writer), as in Runnable.batch
-    with ContextThreadPoolExecutor(max_workers=max(1, min(max_concurrency, len(batches)))) as pool:
-        futures = {pool.submit(extract_batch, model, batch): batch for batch in batches}
-        for future in as_completed(futures):
-            batch = futures[future]
-            per_chunk, error = future.result()
-            if error:
-                error = f"{', '.join(d.metadata.get('chunk_id', d.id or '?') for d in batch)}: {error[:120]}"
-                errors.append(error)
-            for doc, triples in zip(batch, per_chunk):
-                add_relations(graph, doc, triples, collection)
-            if on_batch:
-                on_batch(batch, error)
+    with ContextThreadPoolExecutor(max_workers=workers) as pool:
+        running: dict = {}
+
+        def submit() -> None:
+            batch = queue.take(CHUNKS_PER_CALL)
+            if batch:
+                running[pool.submit(extract_batch, model, batch)] = batch
+
+        for _ in range(workers):
+            submit()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                batch = running.pop(future)
+                per_chunk, error = future.result()
+                if error:
+                    error = f"{', '.join(d.metadata.get('chunk_id', d.id or '?') for d in batch)}: {error[:120]}"
+                    errors.append(error)
+                for doc, triples in zip(batch, per_chunk):
+                    add_relations(graph, doc, triples, collection)
+                if on_batch:
+                    on_batch(batch, error)
+                queue.finish(batch)
+                submit()
     return errors
 
 

@@ -169,6 +169,7 @@ class EmbeddedChatModel(BaseChatModel):
     cache_mb: int = DEFAULT_CACHE_MB  # the prompt-state cache's cap (process-wide; the latest call's value holds)
     lookup: bool = True  # prompt-lookup drafts at temperature 0 (core/llm/lookup_decoding.py)
     verdict_probabilities: ClassVar[bool] = True  # ``bind(verdict_words=[...])`` reads a verdict's probabilities
+    serial_calls: ClassVar[bool] = True  # one call at a time in the process (the model lock): more threads only queue
 
     @property
     def _llm_type(self) -> str:

@@ -10,8 +10,9 @@ chunk's relations, or edit the question: its entities are linked again).
 
 A question on a collection whose graph is not ready (still being built, or never built for these chunks
 and this model) does not extract anything itself unless asked to: it starts the build in the background
-if none runs, answers from what is built so far (the build stores its graph after every batch), and
-says so in its trace (``not_ready``) and at the end of the answer, naming the way to wait. Waiting is
+if none runs, has the build read the chunks the question retrieves first and waits for those alone,
+answers from what is built so far (the build stores its graph after every batch), and says so in its
+trace (``not_ready``) and at the end of the answer, naming the way to wait. Waiting is
 the run option ``graph_wait`` (default: the ``RAG_GRAPH_WAIT`` setting, off): the run then follows the
 build's progress and answers from the whole graph. A quick, honest partial answer is what a chat user
 expects from a question; a demo that needs the whole graph asks to wait.
@@ -75,7 +76,8 @@ def load_graph(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
     cap = _cap(state)
     wait = ctx.settings.graph_wait if state.get("graph_wait") is None else bool(state["graph_wait"])
     sources = run_sources(ctx, state)
-    infos = [_graph_info(ctx, source.id, cap, wait) for source in sources[:MAX_GRAPH_COLLECTIONS]]
+    question = state["standalone_question"]
+    infos = [_graph_info(ctx, source.id, cap, wait, question) for source in sources[:MAX_GRAPH_COLLECTIONS]]
     events = []
     if len(sources) > MAX_GRAPH_COLLECTIONS:
         skipped = ", ".join(src.id for src in sources[MAX_GRAPH_COLLECTIONS:])
@@ -88,7 +90,7 @@ def load_graph(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
         events.append(event("load_graph", "error", grader="graph", target="collections", verdict="none",
                             reason="the run has no source to build a graph from"))
     waiting = [i for i in infos if not i["ready"]]
-    note = _not_ready_note(state["standalone_question"], waiting) if waiting else ""
+    note = _not_ready_note(question, waiting) if waiting else ""
     return {"graphs": [{k: v for k, v in i.items() if k != "errors"} for i in infos], "graph_note": note,
             "trace": events}
 
@@ -207,8 +209,9 @@ def _cap(state: GraphRagState) -> int:
     return min(state.get("graph_max_chunks") or eg.GRAPH_MAX_CHUNKS, eg.GRAPH_MAX_CHUNKS)
 
 
-def _graph_info(ctx: RunContext, collection: str, cap: int, wait: bool) -> dict:
-    """The collection's graph info after making sure a build runs if it is not ready; waits for it if asked.
+def _graph_info(ctx: RunContext, collection: str, cap: int, wait: bool, question: str) -> dict:
+    """The collection's graph info after making sure a build runs if it is not ready; waits for it if asked,
+    else for the chunks the question retrieves, which the build reads first (``first``: how many).
 
     A graph whose every chunk failed extraction is built again. A build already running for another
     model or cap is waited for, then this run's own is started.
@@ -218,9 +221,14 @@ def _graph_info(ctx: RunContext, collection: str, cap: int, wait: bool) -> dict:
     _, info = eg.current_graph(ctx.settings, ctx.kb, collection, name, cap)
     if not info["ready"] or info["failed"]:
         build = graph_builds.start(ctx.settings, ctx.kb, ctx.grader, collection, cap)
+        # a first build takes minutes on a small local model: the live status counts the chunks
+        report = progress_reporter("load_graph", "extract_graph", collection)
+        if not wait and build.model == name:
+            docs, _ = ctx.search([collection], question)
+            first = build.read_first([d.id or d.metadata.get("chunk_id", "") for d in docs], report)
+            _, info = eg.current_graph(ctx.settings, ctx.kb, collection, name, cap)
+            info["first"] = first
         if wait:
-            # a first build takes minutes on a small local model: the live status counts the chunks
-            report = progress_reporter("load_graph", "extract_graph", collection)
             build.wait(report)
             if build.state == "ready" and build.model != name:  # someone else's build: now ours
                 build = graph_builds.start(ctx.settings, ctx.kb, ctx.grader, collection, cap)
@@ -239,6 +247,12 @@ def _graph_event(info: dict) -> dict:
     Each message is one literal (not assembled from parts), so its Korean template in ui/i18n/trace.py matches.
     """
     nodes, edges, chunks = info["nodes"], info["edges"], info["chunks"]
+    if not info["ready"] and info.get("first"):
+        return event("load_graph", "info", grader="graph", target=info["collection"], verdict="not_ready",
+                     reason=f"graph not ready: the {info['first']} chunk(s) the question retrieves were read first, "
+                            f"{info['done']} of {chunks} chunk(s) read by {info['model']} so far, the rest being "
+                            f"built in the background; answering from what is built ({nodes} nodes, {edges} "
+                            "relations); ask again when it is built, or set graph_wait to wait for it")
     if not info["ready"]:
         return event("load_graph", "info", grader="graph", target=info["collection"], verdict="not_ready",
                      reason=f"graph not ready: {info['done']} of {chunks} chunk(s) read by {info['model']}, "
@@ -270,7 +284,8 @@ def max_llm_calls(settings, sources: int | None = None) -> int:
     between two review decisions; an edited question lists its entities again), whatever the sources.
 
     Graph extraction is not a call of the run: it runs in a background build (``graph_builds``), which a
-    run with ``graph_wait`` waits for without making its calls.
+    run waits for (the whole graph with ``graph_wait``, else the chunks its question retrieves) without
+    making its calls.
     """
     return 4
 

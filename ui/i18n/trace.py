@@ -181,6 +181,12 @@ TEMPLATES = (
     ("'{mention}' -> node '{name}'", "'{mention}' → 노드 '{name}'"),
     ("{nodes} nodes, {edges} relations from {chunks} chunk(s) in {ms} ms; {failed} extraction call(s) failed",
      "청크 {chunks}개에서 노드 {nodes}개, 관계 {edges}개 ({ms} ms); 추출 호출 {failed}회 실패"),
+    ("graph not ready: the {first} chunk(s) the question retrieves were read first, {done} of {chunks} chunk(s) read "
+     "by {model} so far, the rest being built in the background; answering from what is built ({nodes} nodes, "
+     "{edges} relations); ask again when it is built, or set graph_wait to wait for it",
+     "그래프 준비 안 됨: 질문이 찾은 청크 {first}개를 먼저 읽었고, {model}이(가) 지금까지 청크 {chunks}개 중 {done}개를 "
+     "읽었으며 나머지는 백그라운드에서 만드는 중입니다. 지금까지 만든 부분(노드 {nodes}개, 관계 {edges}개)으로 답합니다. "
+     "다 만들어진 뒤 다시 묻거나 graph_wait를 켜서 기다리세요"),
     ("graph not ready: {done} of {chunks} chunk(s) read by {model}, being built in the background; answering from "
      "what is built ({nodes} nodes, {edges} relations); ask again when it is built, or set graph_wait to wait for it",
      "그래프 준비 안 됨: {model}이(가) 청크 {chunks}개 중 {done}개를 읽었고 백그라운드에서 만드는 중입니다. 지금까지 만든 "

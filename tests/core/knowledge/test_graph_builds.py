@@ -3,6 +3,7 @@ builds at ingest in the background, a Graph RAG question on a graph not ready, s
 
 import importlib.util
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ from core.knowledge import entity_graph as eg
 from core.knowledge import graph_builds
 from core.knowledge import graph_extraction as gx
 from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
+from core.prompts import fence
 from core.run.runner import run
 from core.runtime.context import make_context
 from support.fakes import HashEmbeddings
@@ -186,20 +188,75 @@ def test_the_ingest_command_returns_once_the_chunks_are_searchable_and_builds_th
 # ---------------------------------------------------------------- a question on a graph not ready
 
 
-def test_a_question_on_a_graph_being_built_says_so_and_answers_from_what_is_built(kb):
-    release = threading.Event()
+def test_the_chunk_queue_reads_prioritized_chunks_next_and_says_when_they_are_read():
+    docs = [Document(page_content=f"chunk {i}", id=f"c{i}") for i in range(10)]
+    queue = gx.ChunkQueue()
+    queue.prioritize(["c9"])  # before the build filled it: kept for the fill
+    queue.fill(docs)
+    assert [d.id for d in queue.take(2)] == ["c9", "c0"]
+    queue.prioritize(["c7", "c5", "c0", "missing"])  # c0 is being read, "missing" is not in this build
+    assert [d.id for d in queue.take(4)] == ["c5", "c7", "c1", "c2"]  # document order among the first
+    read = []
+    waiter = threading.Thread(target=lambda: read.append(queue.wait_read(["c5", "c0", "missing"])))
+    waiter.start()
+    queue.finish([queue_doc for queue_doc in docs if queue_doc.id in ("c9", "c0")])
+    waiter.join(0.2)
+    assert waiter.is_alive()  # c5 is still being read
+    queue.finish([d for d in docs if d.id in ("c5", "c7", "c1", "c2")])
+    waiter.join(10)
+    assert read == [2]  # c5 and c0 were this build's to read; "missing" never was
+    assert queue.wait_read(["c3"], timeout=0.01) == 1  # still pending: the timeout ends the wait
+    queue.close()
+    assert queue.wait_read(["c3"]) == 1 and queue.take(4) == []  # a closed build keeps nobody waiting
+
+
+def test_a_question_on_a_graph_being_built_reads_its_own_chunks_first_and_answers_from_what_is_built(tmp_path):
+    """Before, the question answered from whatever batches happened to be done (nothing, early on) and found no
+    node; now the build reads the chunks the question retrieves next, and the question waits for those alone."""
+    settings = load_settings(data_dir=str(tmp_path / "data"), provider="embedded").with_(
+        chunk_size=300, max_concurrency=1)  # many small chunks, read one batch at a time
+    kb = KnowledgeBase(settings, HashEmbeddings())
+    assert not kb.ingest([SAMPLES_DIR / "restaurant_wine.md"], "wine").errors
+    chunks = kb.info("wine")["chunks"]
+    assert calls_for(chunks) > 3  # so most of the build is still to do when the question is answered
+    eg._cache.clear()
     grader = Extractor(entities=["시그니처 스테이크"])
-    grader.delay = lambda messages: (release.wait(30) and 0.0) if "knowledge graph" in messages[0].content else 0.0
+    prioritized, release = threading.Event(), threading.Event()
+    wanted: list[str] = []  # the texts of the chunks the question asked to have read first
+    calls: list[str] = []
+
+    def delay(messages):
+        if "knowledge graph" not in messages[0].content:
+            return 0.0
+        human = messages[-1].content
+        calls.append(human)
+        if len(calls) == 1:
+            prioritized.wait(30)  # the first batch is in flight when the question comes
+        elif not all(text in wanted for text in re.findall(r"Chunk \d+:\n(.*?)(?=\n\nChunk \d+:\n|\Z)", human, re.S)):
+            release.wait(30)  # any batch but the question's waits: the build is still running when it answers
+        return 0.0
+
+    grader.delay = delay
+    build = graph_builds.start(settings, kb, grader, "wine")  # as an ingest would
+    prioritize = build.queue.prioritize
+
+    def prioritize_then_go(ids):
+        wanted.extend(fence(t) for t in kb.chunk_texts("wine", ids).values())
+        prioritize(ids)
+        prioritized.set()
+
+    build.queue.prioritize = prioritize_then_go
     result = _ask(kb, grader)
     event = _load_event(result)
-    assert event["verdict"] == "not_ready" and "set graph_wait to wait for it" in event["reason"]
-    assert result["termination_reason"] == "no_relevant_documents"
-    assert "(the graph is not fully built yet)" in result["termination_message"]
+    assert event["verdict"] == "not_ready" and "chunk(s) the question retrieves were read first" in event["reason"]
+    assert result["termination_reason"] == "answered", result["termination_message"]
+    relations = next(e for e in result["trace"] if e["node"] == "collect_relations")["relations"]
+    assert any("실버 크릭" in line for line in relations), relations  # read off the question's chunks
     assert result["answer"].endswith("'그래프 기다리기'(graph_wait)를 켜고 물어 보세요.")  # asked in Korean
-    build = graph_builds.current(kb.settings, "wine")
-    assert build is not None and build.running  # started by the question, in the background
+    assert build.running and build.done < chunks  # the rest is still being built
     release.set()
     assert build.wait(timeout=60) and build.state == "ready"
+    assert grader.extraction_calls() == calls_for(chunks)  # every chunk read once
     result = _ask(kb, grader)
     assert _load_event(result)["verdict"] == "cached" and result["termination_reason"] == "answered"
     assert "graph_wait" not in result["answer"]
