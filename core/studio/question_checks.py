@@ -50,6 +50,13 @@ def squash(text: str) -> str:
     return re.sub(r"\s+", " ", text or "").strip()
 
 
+def first_question(text: str) -> str:
+    """The text up to its first question mark, when it has one: Qwen 1.5B, asked in Korean, went on after its
+    question with the answer ("...얼마인가? <answer>200만 원</answer>"), which would drop a good question."""
+    cut = re.match(r"[^?？]*[?？]", text or "")
+    return cut.group(0).strip() if cut else (text or "").strip()
+
+
 def norm(text: str) -> str:
     """Letters and digits only, case-folded: how questions and answers are compared."""
     return re.sub(r"[\W_]+", "", text or "").casefold()

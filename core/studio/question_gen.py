@@ -28,6 +28,7 @@ from core.studio.answer_spans import Span, candidates, hint, line_of, same_answe
 from core.studio.question_checks import (
     Meaning,
     assistant_voice,
+    first_question,
     in_language,
     language_of,
     squash,
@@ -239,7 +240,8 @@ class Writer:
         got = self._ask(Question, docs + "\n\n" + task)
         if got is None:
             return None, "model_failed"
-        question = squash(got.question)
+        # one span: one question (a pair may be asked as two, and its round trip needs both)
+        question = squash(first_question(got.question) if len(spans) == 1 else got.question)
         self.note = f"{question} [{' | '.join(s.text for s in spans)}]"
         if not in_language(question, lang):
             return None, "language"
@@ -276,7 +278,7 @@ class Writer:
         got = self._ask(Question, fence(shown(chunk)) + "\n\n" + task)
         if got is None:
             return None, "model_failed"
-        question = squash(got.question)
+        question = squash(first_question(got.question))
         self.note = question
         if not in_language(question, lang):
             return None, "language"

@@ -138,6 +138,21 @@ def test_the_round_trip_keeps_a_question_whose_answer_comes_back_and_drops_the_o
     assert not any(elsewhere in h for h in asked)  # not retrieved: no answering call spent on it
 
 
+def test_what_the_writer_adds_after_its_question_is_cut_off_and_the_question_kept(tmp_path, settings):
+    """Qwen, asked in Korean, wrote "...얼마인가? <answer>200만 원</answer>": the answer after the question dropped
+    a good question as answer_in_question."""
+    kb = corpus.build(tmp_path, settings)
+    question = corpus.QUESTIONS["30일"]
+    scripted = corpus.model({"30일": f"{question} <answer>30일</answer> 이 질문의 답은 30일입니다."},
+                            answers={question: "30일"})
+    done = question_gen.generate(kb, scripted, ["bikes", "bees"], count=10, k=6)
+    kept = [i for i in done.items if i["facts"] == ["30일"]]
+    assert [i["question"] for i in kept] == [question] and kept[0]["kind"] == "single"
+    assert question_checks.first_question("How long? 90 days.") == "How long?"
+    assert question_checks.first_question("몇 시에 여나요？ 9시") == "몇 시에 여나요？"
+    assert question_checks.first_question("no question mark here") == "no question mark here"
+
+
 def test_a_chunk_and_its_question_and_answer_share_the_prompt_prefix(tmp_path, settings):
     kb = corpus.build(tmp_path, settings)
     scripted = corpus.model()
