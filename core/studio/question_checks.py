@@ -57,6 +57,17 @@ def first_question(text: str) -> str:
     return cut.group(0).strip() if cut else (text or "").strip()
 
 
+COPY_CHARS = 30  # a stretch this long (spacing ignored) is a sentence copied, not a subject named
+
+
+def copies(question: str, text: str, chars: int | None = None) -> bool:
+    """Does the question repeat ``chars`` characters in a row of its chunk? Qwen 1.5B, asked in Korean, handed
+    back a whole sentence or the whole chunk as its "question"; naming the subject shares a dozen or so."""
+    chars = chars or COPY_CHARS
+    asked, source = re.sub(r"\s+", "", question or ""), re.sub(r"\s+", "", text or "")
+    return any(asked[i:i + chars] in source for i in range(len(asked) - chars + 1))
+
+
 def norm(text: str) -> str:
     """Letters and digits only, case-folded: how questions and answers are compared."""
     return re.sub(r"[\W_]+", "", text or "").casefold()

@@ -28,6 +28,7 @@ from core.studio.answer_spans import Span, candidates, hint, line_of, same_answe
 from core.studio.question_checks import (
     Meaning,
     assistant_voice,
+    copies,
     first_question,
     in_language,
     language_of,
@@ -247,6 +248,9 @@ class Writer:
             return None, "language"
         if any(stated_in(s, question) for s in spans):
             return None, "answer_in_question"
+        # the sentence it was shown, blank and all, is a copy too ("인사 평가는 매년 6월과 ___에 두 번 실시합니다.")
+        if BLANK in question or any(copies(question, chunk.page_content) for _pool, chunk in where):
+            return None, "copies_chunk"
         why = self._round_trip(question, where, spans, docs)
         if why:
             return None, why
@@ -282,6 +286,8 @@ class Writer:
         self.note = question
         if not in_language(question, lang):
             return None, "language"
+        if copies(question, chunk.page_content):
+            return None, "copies_chunk"
         if not all(self._absent(other, question) for other in self.pools):
             return None, "not_absent"
         return {"question": question, "facts": [], "answerable": False, "lang": lang, "sources": [pool.name],

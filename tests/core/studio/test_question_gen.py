@@ -153,6 +153,27 @@ def test_what_the_writer_adds_after_its_question_is_cut_off_and_the_question_kep
     assert question_checks.first_question("no question mark here") == "no question mark here"
 
 
+def test_a_question_that_copies_a_sentence_of_its_chunk_is_dropped(tmp_path, settings, monkeypatch):
+    """Qwen handed back the handbook's chunk, four sentences of it, as an unanswerable question, and one sentence
+    with a vague ask as another, and the sentence it was shown, blank and all, as a single one; all were kept."""
+    written = ("도서 구입비는 별도로 매달 5만 원까지 지원하며, 사내 도서관 '한결서재'에서 책을 빌릴 수도 있습니다. "
+               "이에 대해 알려주세요.")
+    assert question_checks.copies(written, "## 자기 계발\n도서 구입비는 별도로 매달 5만 원까지 지원하며, 사내 도서관 "
+                                           "'한결서재'에서 책을 빌릴 수도 있습니다.")
+    assert not question_checks.copies("직원 한 명당 연간 교육비는 얼마까지 지원하나요?",
+                                      "직원 한 명당 연간 교육비는 200만 원까지 지원합니다.")
+    kb = corpus.build(tmp_path, settings)
+    # a stretch of every bikes chunk, so it copies whichever one it was shown (these chunks are a line each: the
+    # stretch that counts as a copy is shortened to fit them)
+    monkeypatch.setattr(question_checks, "COPY_CHARS", 15)
+    copied = " ".join(c.page_content[:22].replace("\n", " ") for c in kb.chunks("bikes", limit=None))
+    cloze = "누비라 ___ 정기권은 한 달 동안 매일 쓸 수 있습니다."  # the sentence shown to it, blank and all
+    done = question_gen.generate(kb, corpus.model({"unanswerable": copied, "30일": cloze}), ["bikes", "bees"],
+                                 count=10, k=6)
+    assert done.dropped["copies_chunk"] >= 2, done.dropped
+    assert not {copied, cloze} & {i["question"] for i in done.items}
+
+
 def test_a_chunk_and_its_question_and_answer_share_the_prompt_prefix(tmp_path, settings):
     kb = corpus.build(tmp_path, settings)
     scripted = corpus.model()
