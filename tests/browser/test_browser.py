@@ -66,12 +66,14 @@ def test_a_run_paused_for_review_is_approved_on_the_review_page(server, page):
 
 
 def test_threads_survive_a_server_restart(server, page):
+    from playwright.sync_api import expect  # imported where used, as the fixtures do: skipped tests need no Playwright
+
     server.stop()
     server.start()
     page.goto(f"{server.url}/Adaptive_RAG")
     threads = page.locator("[data-testid=stSidebar] [data-testid=stButton]", has_text=QUESTION)
-    threads.first.wait_for()
-    assert threads.count() == 2  # the answered run and the reviewed one
+    # the sidebar's buttons arrive one delta at a time: the count is awaited, not read when the first shows
+    expect(threads).to_have_count(2)  # the answered run and the reviewed one
     threads.first.click()
     page.locator("[data-testid=stChatMessage] [data-testid=stTab]").first.wait_for()
     assert page.locator("[data-testid=stChatMessage]").first.inner_text().strip().endswith(QUESTION)
