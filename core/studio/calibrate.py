@@ -3,7 +3,9 @@
 The pairs come from a question set (the built-in one by default, or one written from the user's
 collections): for each answerable question with key facts, the top chunks of the collections it is about
 and of the others. A chunk holding one of its key facts is a positive; a chunk from a collection the
-question is not about is a negative; the rest are left out (they may or may not help). From those:
+question is not about is a negative, unless it names the question's item (the menu's entry for the dish a wine
+question names is about the question, though it does not answer it); the rest are left out (they may or may
+not help). From those:
 
 - relevance, crag: the question against each chunk (crag shares relevance's reading and takes a band: below
   its lower bound "incorrect", at or above its upper bound "correct");
@@ -24,6 +26,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from core.knowledge.korean_tokens import token_spans
 from core.knowledge.sources import all_sources
 from core.llm import graders
 from core.llm.claims.numbers import squeeze
@@ -32,6 +35,7 @@ from core.llm.verdicts import supports_probabilities
 
 DOCS_PER_QUESTION = 4
 NO_LOOKUP = ("general", "small_talk")  # the categories (kinds) of a question set that need no retrieval
+OPENING = 100  # the characters of a chunk whose heading or title says what it is about (a dish, a wine, a section)
 BAND_MISS = 0.05  # the share of positives the lower band bound may call incorrect (and of negatives above upper)
 
 
@@ -178,9 +182,27 @@ def labelled_documents(kb, item: dict, collections: list[str]) -> tuple[list, li
                   key=lambda d: hashlib.md5(d.page_content.encode(), usedforsecurity=False).hexdigest())
     labels = []
     for doc in docs:
-        holds_fact = any(squeeze(fact) in squeeze(doc.page_content) for fact in item["facts"])
-        labels.append("relevant" if holds_fact else "irrelevant" if doc.metadata["collection"] not in expected else "?")
+        if any(squeeze(fact) in squeeze(doc.page_content) for fact in item["facts"]):
+            labels.append("relevant")
+        elif doc.metadata["collection"] in expected or names_an_item_of(item["question"], doc.page_content[:OPENING]):
+            labels.append("?")
+        else:
+            labels.append("irrelevant")
     return docs, labels
+
+
+def names_an_item_of(question: str, text: str) -> bool:
+    """Whether ``text`` (a chunk's opening) names something the question names: two content words standing
+    together in the question (트러플 크림, Pinot Noir) found together in it. One shared word is not enough:
+    "steak" or "와인" is in many chunks that say nothing of the question's item; and a name deep in a chunk's
+    body (a wine "for the signature steak") does not make the chunk about it."""
+    spans, body = token_spans(question), squeeze(text)
+    for (start, end, _), (next_start, next_end, _) in zip(spans, spans[1:]):
+        if not question[end:next_start].strip():  # one phrase: nothing but spaces between the words
+            name = squeeze(question[start:next_end])
+            if len(name) >= 4 and name in body:
+                return True
+    return False
 
 
 def fact_sentence(doc, facts: list[str]) -> str:

@@ -297,3 +297,39 @@ def test_grade_and_calibrate_commands_with_the_scripted_model(sample_data_dir):
     text_only = run_scripted_cli("calibrate", "--no-save", data_dir=sample_data_dir)
     assert text_only.returncode == 2
     assert text_only.stderr.strip().endswith("its verdicts are read as text")
+
+
+class _Shelf:
+    """Collections as lists of documents: search returns the first k of the named one (the order is the test's)."""
+
+    def __init__(self, **collections: list[str]) -> None:
+        self.docs = {name: [Document(page_content=t, metadata={"collection": name}) for t in texts]
+                     for name, texts in collections.items()}
+
+    def search(self, name: str, question: str, k: int) -> list[Document]:
+        return self.docs[name][:k]
+
+
+def test_a_document_of_another_collection_that_names_the_questions_item_is_not_scored_as_irrelevant():
+    # the menu's own entry for the dish a wine question names is about the question, though not its answer:
+    # Qwen's "yes" to it is no false alarm, so it is left out rather than counted as an irrelevant document
+    item = {"question": "트러플 크림 파스타와 어울리는 와인을 추천해 주세요.", "sources": ["wine"],
+            "facts": ["샤르도네"], "answerable": True}
+    shelf = _Shelf(wine=["메종 뒤 슈맹 샤르도네: 크림 소스 파스타와 어울립니다.", "리버사이드 리슬링: 매운 요리에."],
+                   menu=["## 2. 트러플 크림 파스타\n- 가격: ₩28,000\n- 주요 식재료: 블랙 트러플, 생크림"],
+                   policy=["개인정보 보호 원칙: 수집 목적을 알려야 합니다."])
+    docs, labels = calibrate.labelled_documents(shelf, item, ["wine", "menu", "policy"])
+
+    def label(start: str) -> str:
+        return next(lab for d, lab in zip(docs, labels) if d.page_content.startswith(start))
+
+    assert label("메종 뒤 슈맹") == "relevant"
+    assert label("리버사이드") == "?"  # its own collection without the facts: may or may not help
+    assert label("## 2. 트러플") == "?"
+    assert label("개인정보") == "irrelevant"  # another collection, nothing of the question named
+    english = {"question": "Which wine goes with the Signature Steak?", "sources": ["wine"], "facts": ["Cabernet"],
+               "answerable": True}
+    shelf = _Shelf(wine=["Silver Creek Cabernet"], menu=["1. Signature Steak - KRW 35,000"], policy=["Steak knives"])
+    docs, labels = calibrate.labelled_documents(shelf, english, ["wine", "menu", "policy"])
+    assert sorted(labels) == ["?", "irrelevant", "relevant"]
+    assert labels[[d.page_content for d in docs].index("Steak knives")] == "irrelevant"  # one word is not a name
