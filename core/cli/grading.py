@@ -104,12 +104,16 @@ def cmd_calibrate(settings: Settings, args) -> int:
         items = [i for i in items if not i.get("sources") or set(i["sources"]) & set(args.collection)]
     common.prepare_model(settings)
     model = get_chat_model(settings, role="grader")
+    pairs: list[dict] = []
     try:
-        result = calibrate.calibrate(settings, model, kb, items, collections,
+        result = calibrate.calibrate(settings, model, kb, items, collections, pairs_out=pairs,
                                      progress=lambda d, t: common.progress(d, t, "labelled pairs read"))
     except calibrate.CalibrationError as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    if args.pairs:
+        Path(args.pairs).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in pairs), encoding="utf-8")
+        sys.stderr.write(f"{len(pairs)} labelled pairs written to {args.pairs}\n")
     print(json.dumps(result, ensure_ascii=False, indent=2) if args.json else render(result))
     return _save(settings, result, args.no_save)
 
@@ -159,5 +163,6 @@ def register(sub) -> dict:
     p.add_argument("--set", help="a JSONL question set (default: the built-in set over the samples)")
     p.add_argument("--collection", action="append", help="only questions about this collection (repeatable)")
     p.add_argument("--no-save", action="store_true", help="report only; keep the thresholds in use")
+    p.add_argument("--pairs", help="also write every labelled pair read (grader, question, p, positive) to this JSONL file")
     p.add_argument("--json", action="store_true")
     return {"grade": cmd_grade, "calibrate": cmd_calibrate}

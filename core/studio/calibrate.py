@@ -279,12 +279,15 @@ def _pairs_of_question(model, kb, item, n, collections, pairs: Pairs, open_: Thr
 
 
 def calibrate(settings, model, kb, items: list[dict], collections: list[str],
-              progress: Callable[[int, int], None] | None = None) -> dict:
-    """Fit every grader it has pairs for; the report (per grader) and the thresholds to save."""
+              progress: Callable[[int, int], None] | None = None, pairs_out: list | None = None) -> dict:
+    """Fit every grader it has pairs for; the report (per grader) and the thresholds to save.
+    ``pairs_out``, when given, receives every labelled pair read (to study or refit them elsewhere)."""
     start = time.perf_counter()
     if not supports_probabilities(model):
         raise CalibrationError(f"nothing to calibrate: {TEXT_ONLY}")
     pairs = collect_pairs(model, kb, items, collections, progress)
+    if pairs_out is not None:
+        pairs_out.extend(pair_rows(pairs, items, collections))
     if not pairs.scores:
         why = (TEXT_ONLY if pairs.text_only else "no question of the set has labelled pairs in these collections")
         raise CalibrationError(f"nothing to calibrate: {why}")
@@ -301,6 +304,15 @@ def calibrate(settings, model, kb, items: list[dict], collections: list[str],
     return {"model": model_key(model), "thresholds": thresholds, "graders": report,
             "questions": len(scorable(items, collections)), "seconds": round(time.perf_counter() - start, 1),
             "at": time.strftime("%Y-%m-%d %H:%M", time.localtime())}
+
+
+def pair_rows(pairs: Pairs, items: list[dict], collections: list[str]) -> list[dict]:
+    """Each labelled pair as {grader, question, p, positive}: retrieve counts over all the items, the other
+    graders over the scorable ones (as collect_pairs numbers them)."""
+    usable = scorable(items, collections)
+    return [{"grader": grader, "question": (items if grader == "retrieve" else usable)[n]["question"],
+             "p": round(p, 4), "positive": label}
+            for grader, rows in pairs.scores.items() for n, p, label in rows]
 
 
 def save(settings, result: dict) -> None:

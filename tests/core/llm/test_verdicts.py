@@ -273,8 +273,12 @@ def test_calibration_over_the_samples_with_a_model_that_ranks_well(sample_settin
         return {w: 1 / len(words) for w in words}
 
     model = ProbabilityChatModel(probabilities=probabilities)
-    result = calibrate.calibrate(sample_settings, model, kb, items, kb.names())
+    pairs: list[dict] = []
+    result = calibrate.calibrate(sample_settings, model, kb, items, kb.names(), pairs_out=pairs)
     relevance = result["graders"]["relevance"]
+    read = [r for r in pairs if r["grader"] == "relevance"]
+    assert len(read) == relevance["pairs"] and sum(r["positive"] for r in read) == relevance["positives"]
+    assert {r["question"] for r in read} <= {i["question"] for i in items} and all(0 <= r["p"] <= 1 for r in read)
     assert relevance["auc"] > 0.9 and 0.3 < relevance["threshold"] <= 0.8
     assert relevance["fitted"]["negatives"]["rate"] > 0.9 and "held_out" in relevance
     lower, upper = result["thresholds"]["crag"]
