@@ -100,6 +100,12 @@ def cmd_calibrate(settings: Settings, args) -> int:
         sys.stderr.write(f"error: no collection named {', '.join(unknown)}; there are: {', '.join(names)}\n")
         return 2
     collections = names
+    if args.pairs:  # refused now, not after every pair has been read
+        try:
+            Path(args.pairs).open("w", encoding="utf-8").close()
+        except OSError as exc:
+            sys.stderr.write(f"error: cannot write the pairs to {args.pairs}: {exc.strerror or exc}\n")
+            return 2
     if args.collection:
         items = [i for i in items if not i.get("sources") or set(i["sources"]) & set(args.collection)]
     common.prepare_model(settings)

@@ -298,6 +298,11 @@ def test_grade_and_calibrate_commands_with_the_scripted_model(sample_data_dir):
     assert broken.returncode == 2 and broken.stderr == "error: the input is nested too deeply to be a grade request\n"
     refused = run_scripted_cli("calibrate", "--collection", "nope", data_dir=sample_data_dir)
     assert refused.returncode == 2 and "no collection named nope" in refused.stderr
+    # a --pairs file that cannot be written is refused before any pair is read, not after an hour of them
+    unwritable = run_scripted_cli("calibrate", "--pairs", str(sample_data_dir / "no_such_dir" / "p.jsonl"),
+                                  data_dir=sample_data_dir)
+    assert unwritable.returncode == 2 and unwritable.stderr.startswith("error: cannot write the pairs to ")
+    assert unwritable.stderr.count("\n") == 1 and "labelled pairs read" not in unwritable.stderr
     text_only = run_scripted_cli("calibrate", "--no-save", data_dir=sample_data_dir)
     assert text_only.returncode == 2
     assert text_only.stderr.strip().endswith("its verdicts are read as text")
