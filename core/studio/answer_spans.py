@@ -254,3 +254,11 @@ def same_answer(span: Span, reply: str) -> bool:
         return True
     words = set(korean_tokens.tokens(span.text))
     return bool(words) and len(words & set(korean_tokens.tokens(reply))) >= 0.6 * len(words)
+
+
+def gives_a_span_like(reply: str, texts: list[str], like: Span) -> bool:
+    """Does the reply give back a detail the texts state, of the same sort as ``like``? (An unanswerable question
+    modelled on ``like`` that the documents answer anyway: "how long on the Team plan?" → "365 days".)"""
+    return bool((reply or "").strip()) and any(
+        s.kind == like.kind and s.sort == like.sort and same_answer(s, reply)
+        for text in texts for s in candidates(text))

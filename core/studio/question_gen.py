@@ -24,7 +24,7 @@ from core.knowledge import hybrid
 from core.prompts import fence
 from core.prompts import questions as P
 from core.prompts.questions import ANSWER_CHARS, QUESTION_CHARS, SMALL_TALK_CHARS
-from core.studio.answer_spans import Span, candidates, hint, line_of, same_answer, stated_in
+from core.studio.answer_spans import Span, candidates, gives_a_span_like, hint, line_of, same_answer, stated_in
 from core.studio.question_checks import (
     Meaning,
     assistant_voice,
@@ -196,7 +196,8 @@ class Writer:
 
     def most_calls(self) -> int:
         """The most model calls one question can cost: an unanswerable one, asked once per collection."""
-        return 1 + len(self.pools) * 2  # each check's probabilities, then (none given) its written verdict
+        # per collection: the check's probabilities, (none given) its written verdict, then the answer it is tried by
+        return 1 + len(self.pools) * 3
 
     def _ask(self, schema, human: str):
         from core.llm import graders
@@ -288,31 +289,43 @@ class Writer:
             return None, "language"
         if copies(question, chunk.page_content):
             return None, "copies_chunk"
-        if not all(self._absent(other, question) for other in self.pools):
+        if not all(self._absent(other, question, span) for other in self.pools):
             return None, "not_absent"
         return {"question": question, "facts": [], "answerable": False, "lang": lang, "sources": [pool.name],
                 "provenance": [_where(pool, chunk)]}, ""
 
-    def _absent(self, pool: Pool, question: str) -> bool:
+    def _absent(self, pool: Pool, question: str, like: Span) -> bool:
         """Do none of the collection's best chunks for the question state its answer? Read from the model's
-        p("yes") where it gives probabilities, else its written verdict (one that cannot be read: not absent)."""
+        p("yes") where it gives probabilities, else its written verdict (one that cannot be read: not absent);
+        a verdict of absent is then tried: answered from those chunks, a detail of ``like``'s sort that they
+        state means they answer it (the verdict alone passed "How long does support take on the Team plan?")."""
         from core.llm import graders
         from core.llm.verdicts import supports_probabilities
 
         found = hybrid.search(self.kb, [pool.name], question, self.k).documents
         if not found:
             return True
-        human = "\n\n".join(fence(shown(d)) for d in found) + "\n\n" + \
-            P.ANSWERED_TASK.format(question=fence(question, "question"))
+        docs = "\n\n".join(fence(shown(d)) for d in found)
+        human = docs + "\n\n" + P.ANSWERED_TASK.format(question=fence(question, "question"))
         reading = None
         if supports_probabilities(self.model):
             self.calls += 1
             reading = graders.read_many(self.model, P.SYSTEM, [human], graders.YES_NO)[0]
         if reading is not None:  # cut at the model's fitted relevance threshold: the nearest yes/no over documents
             self.note += f" [{pool.name}: p(yes) {reading.p('yes'):.2f}]"
-            return reading.p("yes") < graders.default_thresholds(self.model).cut("relevance")
-        got = self._ask(AnsweredCheck, human)
-        return got is not None and not got.answered
+            absent = reading.p("yes") < graders.default_thresholds(self.model).cut("relevance")
+        else:
+            got = self._ask(AnsweredCheck, human)
+            absent = got is not None and not got.answered
+        if not absent:
+            return False
+        got = self._ask(Answer, docs + "\n\n" + P.ANSWER_TASK.format(question=fence(question, "question")))
+        if got is None:
+            return False  # an answer that cannot be read proves nothing absent
+        if gives_a_span_like(got.answer, [shown(d) for d in found], like):
+            self.note += f" [{pool.name} answers it: {squash(got.answer)}]"
+            return False
+        return True
 
     def small_talk(self, pool: Pool, _other: Pool | None = None):
         lang = pool.language()

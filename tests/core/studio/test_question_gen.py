@@ -220,6 +220,44 @@ def test_an_unanswerable_question_is_kept_only_when_every_collection_lacks_the_a
     assert corpus.re.findall(r"<answer>(.*?)</answer>", str(write.content))  # modelled on a span it does state
 
 
+def test_a_reply_that_gives_a_detail_of_the_same_sort_from_the_documents_answers_the_question():
+    from core.studio.answer_spans import gives_a_span_like
+
+    faq = "## Team plan\nOn the Team plan deleted files are kept for 365 days and $24 buys one seat."
+    template = Span("90 days", 0, "figure", "duration")  # what the unanswerable question was modelled on
+    assert gives_a_span_like("365 days", [faq], template)  # the documents answer it: not an unanswerable question
+    assert not gives_a_span_like("", [faq], template)
+    assert not gives_a_span_like("$24", [faq], template)  # another sort of detail: no answer to a "how long"
+    assert not gives_a_span_like("400 days", [faq], template)  # not what the documents say
+
+
+def test_an_unanswerable_question_the_documents_answer_is_dropped_though_the_verdict_says_absent(
+        tmp_path, settings):
+    """The absence verdict alone let "How long does support take on the Team plan?" through (4 hours, stated):
+    answering the question from each collection's best chunks with a detail of the template's sort drops it."""
+    from core.studio.answer_spans import figure_spans as figures
+
+    kb = corpus.build(tmp_path, settings)
+    writer, template = corpus.writer(), {}
+
+    def respond(messages):
+        kind, text = corpus.task(messages[-1]), str(messages[-1].content)
+        if kind == "UNANSWERABLE_TASK":
+            template["sort"] = figures(corpus.fenced(text, "answer"))[0].sort
+        if kind == "ANSWER_TASK" and corpus.fenced(text, "question") in corpus.MISSING.values():
+            alike = [s.text for doc in corpus.documents(messages[-1]) for s in figures(doc)
+                     if s.sort == template.get("sort")]
+            return {"answer": alike[0] if alike else ""}  # a figure of the sort asked for, read from the chunks
+        return writer(messages)
+
+    from support.scripted import ScriptedChatModel
+
+    scripted = ScriptedChatModel(responder=respond)
+    done = question_gen.generate(kb, scripted, ["bikes"], count=3)  # the third question is an unanswerable one
+    assert template and done.dropped["not_absent"] >= 1, done.summary()
+    assert not [i for i in done.items if i["kind"] == "unanswerable"]
+
+
 def test_small_talk_in_the_assistants_voice_is_dropped(tmp_path, settings):
     kb = corpus.build(tmp_path, settings)
     voice = {"message": "안녕하세요! 저는 누비라 안내를 제공하는 도구입니다. 어떻게 도와드릴까요?"}
