@@ -57,6 +57,12 @@ def first_question(text: str) -> str:
     return cut.group(0).strip() if cut else (text or "").strip()
 
 
+def asks(question: str, lang: str) -> bool:
+    """Is a Korean question asked as one? Qwen 1.5B put a question word into the sentence and kept its ending
+    ("…몇 %를 차지합니다.", "…회사가 부담합니다?"): a sentence ending in 다 states. Other languages: not judged."""
+    return lang != "ko" or not re.sub(r"[\s?？.!。]+$", "", question or "").endswith("다")
+
+
 COPY_CHARS = 30  # a stretch this long (spacing ignored) is a sentence copied, not a subject named
 
 

@@ -27,6 +27,7 @@ from core.prompts.questions import ANSWER_CHARS, QUESTION_CHARS, SMALL_TALK_CHAR
 from core.studio.answer_spans import Span, candidates, gives_a_span_like, hint, line_of, same_answer, stated_in
 from core.studio.question_checks import (
     Meaning,
+    asks,
     assistant_voice,
     copies,
     first_question,
@@ -247,6 +248,8 @@ class Writer:
         self.note = f"{question} [{' | '.join(s.text for s in spans)}]"
         if not in_language(question, lang):
             return None, "language"
+        if not asks(question, lang):
+            return None, "not_a_question"
         if any(stated_in(s, question) for s in spans):
             return None, "answer_in_question"
         # the sentence it was shown, blank and all, is a copy too ("인사 평가는 매년 6월과 ___에 두 번 실시합니다.")
@@ -287,6 +290,8 @@ class Writer:
         self.note = question
         if not in_language(question, lang):
             return None, "language"
+        if not asks(question, lang):
+            return None, "not_a_question"
         if copies(question, chunk.page_content):
             return None, "copies_chunk"
         if not all(self._absent(other, question, span) for other in self.pools):
