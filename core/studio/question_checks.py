@@ -57,9 +57,15 @@ def first_question(text: str) -> str:
     return cut.group(0).strip() if cut else (text or "").strip()
 
 
+def as_asked(question: str, lang: str) -> str:
+    """A Korean question written with a statement's ending and a question mark ("…얼마까지 지원합니다?", as Qwen
+    1.5B writes them) in a question's form ("…지원합니까?"); anything else as it is."""
+    return re.sub(r"니다\s*[?？]$", "니까?", question.strip()) if lang == "ko" else question
+
+
 def asks(question: str, lang: str) -> bool:
-    """Is a Korean question asked as one? Qwen 1.5B put a question word into the sentence and kept its ending
-    ("…몇 %를 차지합니다.", "…회사가 부담합니다?"): a sentence ending in 다 states. Other languages: not judged."""
+    """Is a Korean question asked as one? Qwen 1.5B also put a question word into a sentence and kept it a
+    statement ("…몇 %를 차지합니다."): a sentence ending in 다 states. Other languages: not judged."""
     return lang != "ko" or not re.sub(r"[\s?？.!。]+$", "", question or "").endswith("다")
 
 

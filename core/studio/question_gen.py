@@ -27,6 +27,7 @@ from core.prompts.questions import ANSWER_CHARS, QUESTION_CHARS, SMALL_TALK_CHAR
 from core.studio.answer_spans import Span, candidates, gives_a_span_like, hint, line_of, same_answer, stated_in
 from core.studio.question_checks import (
     Meaning,
+    as_asked,
     asks,
     assistant_voice,
     copies,
@@ -244,7 +245,7 @@ class Writer:
         if got is None:
             return None, "model_failed"
         # one span: one question (a pair may be asked as two, and its round trip needs both)
-        question = squash(first_question(got.question) if len(spans) == 1 else got.question)
+        question = as_asked(squash(first_question(got.question) if len(spans) == 1 else got.question), lang)
         self.note = f"{question} [{' | '.join(s.text for s in spans)}]"
         if not in_language(question, lang):
             return None, "language"
@@ -286,7 +287,7 @@ class Writer:
         got = self._ask(Question, fence(shown(chunk)) + "\n\n" + task)
         if got is None:
             return None, "model_failed"
-        question = squash(first_question(got.question))
+        question = as_asked(squash(first_question(got.question)), lang)
         self.note = question
         if not in_language(question, lang):
             return None, "language"
