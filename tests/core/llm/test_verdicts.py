@@ -248,6 +248,14 @@ def test_calibration_finds_the_threshold_that_separates_a_labelled_set():
     assert lower <= t <= upper and lower <= 0.75 and upper > 0.72
 
 
+def test_the_band_calls_at_most_two_relevant_documents_of_28_incorrect_and_no_fewer_irrelevant_ones_than_that_allows():
+    positives = [(0.30 + i / 50, True) for i in range(28)]  # 0.30 ... 0.84: overlapping the negatives
+    negatives = [(0.10 + i / 40, False) for i in range(21)]  # 0.10 ... 0.60
+    lower, upper = calibrate.fit_band(positives + negatives)
+    assert sum(p < lower for p, _ in positives) == 2  # the allowance, used: the bound sits as high as it may
+    assert sum(n < lower for n, _ in negatives) == 10 and lower < calibrate.fit_threshold(positives + negatives) <= upper
+
+
 def test_calibration_refuses_a_set_without_negatives_or_positives():
     with pytest.raises(calibrate.CalibrationError, match="no negatives among 2 labelled pairs"):
         calibrate.fit_threshold([(0.9, True), (0.8, True)])
