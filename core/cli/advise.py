@@ -172,6 +172,10 @@ def cmd_advise(settings: Settings, args) -> int:
     except (QuestionSetError, ValueError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2
+    for name in advise.undescribed(kb, items) if kb is not None else []:
+        sys.stderr.write(f"note: {name} has no description, and routers and agents choose collections by theirs: "
+                         f"its questions may go to the web or a direct answer. Describe it first: python -m core "
+                         f"collections --suggest {name} --save (or ingest --description)\n")
     common.prepare_model(settings)
     sys.stderr.write(f"{len(items)} questions x {len(patterns)} patterns ({', '.join(patterns)}); Ctrl-C stops, "
                      "and the same command continues where it stopped\n")

@@ -26,6 +26,15 @@ Progress = Callable[[int, int, str], None]
 INTERRUPTED = "interrupted: the process stopped before this advice finished; start it again to continue"
 
 
+def undescribed(kb, items: list[dict]) -> list[str]:
+    """The collections the set asks about that have no description. Routers and agents choose collections by
+    their descriptions: Adaptive, advising on an undescribed FAQ, sent 9 of its 10 questions to the web."""
+    from core.knowledge.sources import all_sources
+
+    named = {name for item in items for name in item.get("sources") or []}
+    return [s.id for s in all_sources(kb) if s.enabled and s.id in named and not s.described]
+
+
 def set_digest(items: list[dict]) -> str:
     """What identifies a set for resuming: its questions and what they are scored against."""
     keys = ("id", "question", "sources", "facts", "answerable")

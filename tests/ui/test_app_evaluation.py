@@ -224,3 +224,23 @@ def test_the_edited_table_becomes_the_set_keeping_provenance_and_reading_blank_c
     assert items[0]["provenance"] == generated["g001"]["provenance"]
     assert items[1] == {"id": "e002", "question": "헬멧은 무료인가요?", "facts": [], "sources": [], "answerable": True,
                         "kind": "single", "category": "single", "lang": ""}
+
+
+def test_advising_on_a_set_about_an_undescribed_collection_warns_first(app_data, scripted, tmp_path):
+    from core.knowledge.base import KnowledgeBase
+    from core.studio.question_set import save_question_set
+
+    settings = load_settings()
+    faq = tmp_path / "faq.md"
+    faq.write_text("## Deleted files\nDeleted files are kept for 90 days on every plan.", encoding="utf-8")
+    assert not KnowledgeBase(settings).ingest([faq], "my_faq").errors  # no description given
+    save_question_set(settings, "faq", [{"id": "f1", "question": "How long are deleted files kept?",
+                                         "sources": ["my_faq"], "facts": ["90 days"], "answerable": True,
+                                         "category": "single", "kind": "single", "lang": "en"}])
+    save_question_set(settings, "menu", [dict(MENU, kind="single")])
+    at = open_page(EVALUATION)
+    at.selectbox(key="advise_set").set_value("faq.jsonl").run()
+    assert_clean(at)
+    assert any(shown(w.value).startswith("my_faq has no description") for w in at.warning)
+    at.selectbox(key="advise_set").set_value("menu.jsonl").run()
+    assert not any("no description" in w.value for w in at.warning)  # the samples are described

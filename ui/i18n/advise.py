@@ -38,6 +38,12 @@ ADVISE_STRINGS = {
                     "저장한 세트를 고른 패턴으로 백그라운드에서 실행합니다 (페이지를 떠나도 계속되고, 중지한 추천은 멈춘 곳부터 "
                     "이어 갑니다). 최고 품질에서 허용 폭 안에 드는 가장 저렴한 패턴을 추천합니다."),
     "advise_set": ("Question set", "질문 세트"),
+    "advise_undescribed": ("{names} has no description, and routers and agents choose collections by theirs: its "
+                           "questions may go to the web or a direct answer. Describe it on the Knowledge base page "
+                           "(or let the model suggest one) before advising.",
+                           "{names}에는 설명이 없습니다. 라우터와 에이전트는 설명을 보고 컬렉션을 고르므로 이 컬렉션의 질문이 "
+                           "웹이나 직접 답변으로 갈 수 있습니다. 추천을 받기 전에 지식 베이스 페이지에서 설명을 쓰거나 모델에게 "
+                           "제안받으세요."),
     "advise_no_sets": ("No saved question set yet: generate one above.", "저장된 질문 세트가 없습니다. 위에서 만드세요."),
     "advise_budget": ("Time budget (minutes; 0 = no limit)", "시간 예산 (분, 0 = 제한 없음)"),
     "advise_estimates": ("Measured on this model, for this set: {figures}.", "이 모델에서 잰 값, 이 세트 기준: {figures}."),

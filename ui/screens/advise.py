@@ -144,7 +144,7 @@ def _cell_text(value) -> str:
     return "" if _blank(value) else str(value).strip()
 
 
-def advise_section(settings: Settings) -> None:
+def advise_section(settings: Settings, kb) -> None:
     """Start an advice on a saved set (in the background), then show any advice: progress, recommendation, tables."""
     from core.patterns import pattern_ids
 
@@ -156,6 +156,9 @@ def advise_section(settings: Settings) -> None:
     else:
         set_file = st.selectbox(t("advise_set"), sets, key="advise_set")
         items = load_saved_question_set(settings, set_file)
+        undescribed = advise.undescribed(kb, items)
+        if undescribed:
+            st.warning(t("advise_undescribed", names=plain_markdown(", ".join(undescribed))), icon="🏷️")
         budget = st.number_input(t("advise_budget"), min_value=0, max_value=24 * 60, value=0, key="advise_budget")
         estimates = advise.estimate(settings, pattern_ids(), len(items))
         fits, _left = advise.fit_budget(estimates, budget * 60) if budget else (pattern_ids(), [])

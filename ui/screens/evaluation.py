@@ -63,7 +63,7 @@ def _which_pattern(settings: Settings) -> None:
         return
     generate_section(settings, kb)
     st.divider()
-    advise_section(settings)
+    advise_section(settings, kb)
 
 
 def report_labels(reports: list[dict]) -> dict[str, str]:

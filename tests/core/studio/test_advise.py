@@ -217,3 +217,26 @@ def test_an_endless_set_file_is_refused_at_the_size_limit_in_one_line(settings, 
     assert main(["--data-dir", str(settings.data_path), "advise", "--set", "/dev/zero", "--patterns", "basic"]) == 2
     err = capsys.readouterr().err  # the samples' indexing progress first, then the one line
     assert err.endswith("\nerror: zero: larger than 2 MB; split it into smaller sets\n") and "Traceback" not in err
+
+
+def test_advising_on_a_collection_without_a_description_says_so_first(tmp_path, settings, scripted_cli, capsys,
+                                                                      monkeypatch):
+    """Adaptive, advising on an undescribed FAQ, routed 9 of its 10 questions to the web; the user is told before."""
+    import core.cli.common
+    from core.cli.main import main
+    from core.knowledge.sources import update_source
+    from core.studio.question_set import dump_question_set
+    from support import question_corpus
+
+    kb = question_corpus.build(tmp_path, settings)
+    update_source(kb, "bees", description="Harbor Hill Apiary's notes: colonies, harvest, pests.")
+    monkeypatch.setattr(core.cli.common, "knowledge", lambda s: kb)
+    assert advise.undescribed(kb, ITEMS) == ["bikes"]
+    path = tmp_path / "set.jsonl"
+    path.write_text(dump_question_set(ITEMS), encoding="utf-8")
+    assert main(["--data-dir", str(settings.data_path), "advise", "--set", str(path), "--patterns", "basic"]) == 0
+    err = capsys.readouterr().err
+    assert "note: bikes has no description" in err and "collections --suggest bikes --save" in err
+    assert "bees has no description" not in err
+    update_source(kb, "bikes", description="누비라 공공자전거 안내")
+    assert advise.undescribed(kb, ITEMS) == []
