@@ -208,6 +208,10 @@ class Writer:
         outcome = graders.ask(self.model, schema, P.SYSTEM, human, None)
         return None if outcome.fallback or outcome.value is None else outcome.value
 
+    def _answer(self, docs: str, question: str):
+        """The question answered from the fenced chunks (the round trip, and the absence check's second look)."""
+        return self._ask(Answer, docs + "\n\n" + P.ANSWER_TASK.format(question=fence(question, "question")))
+
     def single(self, pool: Pool, _other: Pool | None = None):
         picked = pool.take()
         if picked is None:
@@ -269,7 +273,7 @@ class Writer:
         ids = {str(d.id) for d in found}
         if any(str(chunk.id) not in ids for _pool, chunk in where):
             return "not_retrieved"
-        got = self._ask(Answer, docs + "\n\n" + P.ANSWER_TASK.format(question=fence(question, "question")))
+        got = self._answer(docs, question)
         if got is None:
             return "model_failed"
         self.note += f" -> {squash(got.answer)}"
@@ -325,7 +329,7 @@ class Writer:
             absent = got is not None and not got.answered
         if not absent:
             return False
-        got = self._ask(Answer, docs + "\n\n" + P.ANSWER_TASK.format(question=fence(question, "question")))
+        got = self._answer(docs, question)
         if got is None:
             return False  # an answer that cannot be read proves nothing absent
         if gives_a_span_like(got.answer, [shown(d) for d in found], like):
