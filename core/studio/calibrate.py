@@ -313,10 +313,11 @@ def calibrate(settings, model, kb, items: list[dict], collections: list[str],
 
 def pair_rows(pairs: Pairs, items: list[dict], collections: list[str]) -> list[dict]:
     """Each labelled pair as {grader, question, p, positive}: retrieve counts over all the items, the other
-    graders over the scorable ones (as collect_pairs numbers them)."""
+    graders over the scorable ones (as collect_pairs numbers them). p is not rounded: a band refitted from
+    rounded pairs can put its lower bound just above the positive it was placed at."""
     usable = scorable(items, collections)
     return [{"grader": grader, "question": (items if grader == "retrieve" else usable)[n]["question"],
-             "p": round(p, 4), "positive": label}
+             "p": p, "positive": label}
             for grader, rows in pairs.scores.items() for n, p, label in rows]
 
 

@@ -256,6 +256,20 @@ def test_the_band_calls_at_most_two_relevant_documents_of_28_incorrect_and_no_fe
     assert sum(n < lower for n, _ in negatives) == 10 and lower < calibrate.fit_threshold(positives + negatives) <= upper
 
 
+def test_pairs_written_out_refit_to_the_band_calibrate_fits():
+    # a relevant document at p 0.57759 written as 0.5776 gave a lower bound of 0.5776, which calls it incorrect
+    positives = [0.40, 0.45, 0.57759] + [0.61 + i / 100 for i in range(25)]  # the third lowest sets the bound
+    negatives = [0.30 + i / 100 for i in range(15)] + [0.58, 0.585, 0.59, 0.595, 0.60]
+    rows = [(0, p, True) for p in positives] + [(1, p, False) for p in negatives]
+    pairs = calibrate.Pairs(scores={"crag": rows})
+    items = [{"question": "q0", "answerable": True, "facts": ["x"], "sources": ["a"]},
+             {"question": "q1", "answerable": True, "facts": ["y"], "sources": ["a"]}]
+    written = calibrate.pair_rows(pairs, items, ["a", "b"])
+    refit = calibrate.fit_band([(r["p"], r["positive"]) for r in written])
+    assert refit == calibrate.fit_band([(p, label) for _, p, label in rows])
+    assert sum(p < refit[0] for p in positives) == 2  # the allowance, not one more
+
+
 def test_calibration_refuses_a_set_without_negatives_or_positives():
     with pytest.raises(calibrate.CalibrationError, match="no negatives among 2 labelled pairs"):
         calibrate.fit_threshold([(0.9, True), (0.8, True)])
