@@ -57,10 +57,36 @@ def first_question(text: str) -> str:
     return cut.group(0).strip() if cut else (text or "").strip()
 
 
-def as_asked(question: str, lang: str) -> str:
-    """A Korean question written with a statement's ending and a question mark ("…얼마까지 지원합니다?", as Qwen
-    1.5B writes them) in a question's form ("…지원합니까?"); anything else as it is."""
-    return re.sub(r"니다\s*[?？]$", "니까?", question.strip()) if lang == "ko" else question
+BLANK = "___"  # where the answer was, in the sentence the writing model is shown
+KO_QUESTION_WORD = re.compile(r"몇|얼마|언제|며칠|무엇|무슨|누구|어디|어느|어떤|어떻게")
+
+
+def asked_for(span) -> str:
+    """The Korean words that ask for a figure span: its number as 몇 with its unit kept ("3층" → "몇 층",
+    "오후 6시" → "오후 몇 시", "5일" → "며칠"), money as 얼마; "" for a name or a phrase."""
+    if span.kind != "figure":
+        return ""
+    if span.sort == "money":
+        return "얼마"
+    words = re.sub(r"\d[\d,.]*\s*(?:[만천억]\s*)?", "몇 ", span.text)
+    return re.sub(r"몇 일", "며칠", " ".join(words.split()))
+
+
+def as_asked(question: str, lang: str, spans: tuple = ()) -> str:
+    """A Korean question in a question's form, where Qwen 1.5B wrote it in a statement's: the sentence it was
+    shown with its blank ("인사 평가는 매년 6월과 ___에 실시합니다.") gets the words that ask for its one span
+    ("몇 월"), and a statement that asks for something, with or without a question mark ("…얼마까지 지원합니다?",
+    "…몇%를 차지합니다.") a question's ending ("…지원합니까?"). A statement without a question word stays one;
+    anything not Korean is as it is."""
+    question = question.strip()
+    if lang != "ko":
+        return question
+    if BLANK in question and len(spans) == 1 and asked_for(spans[0]):
+        question = question.replace(BLANK, asked_for(spans[0]), 1)
+    question = re.sub(r"니다\s*[?？]$", "니까?", question)
+    if KO_QUESTION_WORD.search(question):
+        question = re.sub(r"니다\s*[.。]?$", "니까?", question)
+    return question
 
 
 def asks(question: str, lang: str) -> bool:

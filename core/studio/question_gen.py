@@ -26,6 +26,7 @@ from core.prompts import questions as P
 from core.prompts.questions import ANSWER_CHARS, QUESTION_CHARS, SMALL_TALK_CHARS
 from core.studio.answer_spans import Span, candidates, gives_a_span_like, hint, line_of, same_answer, stated_in
 from core.studio.question_checks import (
+    BLANK,
     Meaning,
     as_asked,
     asks,
@@ -45,7 +46,6 @@ CYCLE = ("single", "two_chunks", "unanswerable", "single", "cross_collection", "
 ATTEMPTS_PER_QUESTION = 3  # questions written per question wanted, at most
 MIN_CHUNK_CHARS = 60  # headings and stubs make poor questions
 CHUNK_CHARS = 1200  # the model sees at most this much of a chunk; spans are taken from what it sees
-BLANK = "___"  # where the answer was, in the sentence the writing model is shown
 RECENT_SHOWN = 8  # small-talk messages written before, shown so the next one differs
 LANGUAGES = {"ko": "Korean (한국어)", "en": "English"}
 
@@ -249,7 +249,8 @@ class Writer:
         if got is None:
             return None, "model_failed"
         # one span: one question (a pair may be asked as two, and its round trip needs both)
-        question = as_asked(squash(first_question(got.question) if len(spans) == 1 else got.question), lang)
+        question = as_asked(squash(first_question(got.question) if len(spans) == 1 else got.question), lang,
+                            tuple(spans))
         self.note = f"{question} [{' | '.join(s.text for s in spans)}]"
         if not in_language(question, lang):
             return None, "language"
@@ -257,7 +258,7 @@ class Writer:
             return None, "not_a_question"
         if any(stated_in(s, question) for s in spans):
             return None, "answer_in_question"
-        # the sentence it was shown, blank and all, is a copy too ("인사 평가는 매년 6월과 ___에 두 번 실시합니다.")
+        # the sentence it was shown, blank and all, is a copy too when the blank could not be asked for
         if BLANK in question or any(copies(question, chunk.page_content) for _pool, chunk in where):
             return None, "copies_chunk"
         why = self._round_trip(question, where, spans, docs)
