@@ -1,12 +1,17 @@
 """How much of its token budget each structured call uses, over the built-in question set, on a real model.
 
     python -m benchmarks.budget_use [--model gemma-3-270m] [--patterns basic,self_rag] [--per-category 1]
+                                    [--graph-chunks 8]
 
 Every structured call (router, grader, rewriter, query writer, strip grader, claim check...) is allowed the
 tokens its schema needs (core/llm/budgets.py). This runs patterns over questions of the built-in set and lists,
 per pattern and node, the calls made, the most output tokens one of them wrote, its budget, and how many were
 cut off at it. A schema whose budget is too small shows up as cut-offs; a budget far above the most used is slack
 a stuck model could still fill. Free-text calls (answers) have no budget and are counted apart.
+
+Graph RAG's extraction calls run in a background build, outside any run's callbacks: ``--graph-chunks N`` also
+extracts the first N chunks of each sample collection, as a build would (its batches), and lists those calls as
+pattern "graph build", node "extract".
 """
 
 from __future__ import annotations
@@ -84,6 +89,29 @@ def pick_questions(items: list[dict], per_category: int) -> list[dict]:
     return out
 
 
+def extract_samples(recorder: BudgetRecorder, settings, kb, chunks: int) -> None:
+    """Graph extraction over the first ``chunks`` chunks of each sample collection, every call recorded."""
+    from langchain_core.runnables import RunnableLambda
+
+    from core.knowledge import entity_graph
+    from core.knowledge.base import SAMPLE_COLLECTIONS
+    from core.knowledge.graph_extraction import CHUNKS_PER_CALL, extract_batch
+    from core.llm.models import get_chat_model
+
+    model = get_chat_model(settings, role="grader")
+    handler = recorder.usage_callback()()
+    recorder.pattern = "graph build"
+    for name in SAMPLE_COLLECTIONS:
+        docs, _ = entity_graph.collection_chunks(kb, name, chunks)
+        for start in range(0, len(docs), CHUNKS_PER_CALL):
+            batch = docs[start:start + CHUNKS_PER_CALL]
+            # run as a step named "extract", so the recorder files the call under it
+            RunnableLambda(lambda b: extract_batch(model, b)).invoke(
+                batch, {"callbacks": [handler], "metadata": {"langgraph_node": "extract"}})
+            print(f"graph build {name}: {start + len(batch)} chunks, {len(recorder.calls)} calls so far",
+                  file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     from core.cli import common
     from core.config import load_settings
@@ -97,16 +125,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--patterns", default=",".join(p.id for p in all_patterns()))
     ap.add_argument("--per-category", type=int, default=1, help="questions per category of the built-in set (0: all)")
     ap.add_argument("--calls", help="also append every call to this JSON-lines file as it ends (a long run cut short keeps them)")
+    ap.add_argument("--graph-chunks", type=int, default=0,
+                    help="also extract this many chunks of each sample collection into a graph, as a build does")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     settings = load_settings(model=args.model) if args.model else load_settings()
-    common.knowledge(settings)
+    kb = common.knowledge(settings)
     common.prepare_model(settings)
     recorder = BudgetRecorder(args.calls)
+    if args.graph_chunks:
+        extract_samples(recorder, settings, kb, args.graph_chunks)
     runner.UsageCallback = recorder.usage_callback()  # the runner makes one per run
     questions = pick_questions(load_question_set(), args.per_category)
+    patterns = [p for p in args.patterns.split(",") if p]
     started = time.perf_counter()
-    for pattern in args.patterns.split(","):
+    for pattern in patterns:
         recorder.pattern = pattern
         for item in questions:
             options = {"graph_wait": True} if pattern == "graph_rag" else {}
@@ -117,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
         return 0
-    print(f"{len(questions)} questions x {len(args.patterns.split(','))} patterns, model {model_name(settings)}, "
+    print(f"{len(questions)} questions x {len(patterns)} patterns, model {model_name(settings)}, "
           f"{time.perf_counter() - started:.0f} s")
     print("| pattern | node | budget | calls | most output tokens | cut off | over budget |\n|---|---|---|---|---|---|---|")
     for r in rows:
