@@ -72,8 +72,9 @@ def test_threads_survive_a_server_restart(server, page):
     server.start()
     page.goto(f"{server.url}/Adaptive_RAG")
     threads = page.locator("[data-testid=stSidebar] [data-testid=stButton]", has_text=QUESTION)
-    # the sidebar's buttons arrive one delta at a time: the count is awaited, not read when the first shows
-    expect(threads).to_have_count(2)  # the answered run and the reviewed one
+    # the sidebar's buttons arrive one delta at a time: the count is awaited, not read when the first shows; the
+    # first script run of a fresh process imports the whole stack, which took over expect's 5 s default in CI
+    expect(threads).to_have_count(2, timeout=60_000)  # the answered run and the reviewed one
     threads.first.click()
     page.locator("[data-testid=stChatMessage] [data-testid=stTab]").first.wait_for()
     assert page.locator("[data-testid=stChatMessage]").first.inner_text().strip().endswith(QUESTION)
