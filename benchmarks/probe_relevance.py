@@ -71,7 +71,7 @@ def summary(rows: list[dict], items: list, model, thresholds, seconds: float) ->
         return None if value is None else round(value, 3)
 
     return {"model": model_key(model) or "?", "questions": len(items), "method": rows[0]["method"] if rows else "",
-            "thresholds": {g: thresholds.shown(g) for g in ("relevance", "crag")},
+            "thresholds": {g: thresholds.shown(g) for g in ("relevance", "relevance_ratio", "crag")},
             "relevance: relevant judged yes": share(positive, lambda r: r["relevant"] == "yes"),
             "relevance: irrelevant judged no": share(negative, lambda r: r["relevant"] == "no"),
             "relevance: AUC of p": area("p"),

@@ -147,7 +147,8 @@ def render(result: dict) -> str:
         if "error" in rep:
             lines.append(f"  {grader:<19} not fitted: {rep['error']}")
             continue
-        lines.append(f"  {grader:<19} AUC {rep['auc']}  threshold {rep['threshold']}  ({rep['pairs']} pairs, "
+        ratio = f"  ratio to the best {rep['ratio']} (AUC below the best {rep['auc_below_best']})" if "ratio" in rep else ""
+        lines.append(f"  {grader:<19} AUC {rep['auc']}  threshold {rep['threshold']}{ratio}  ({rep['pairs']} pairs, "
                      f"{rep['positives']} positive)")
         for side in ("fitted", "held_out"):
             if side in rep:

@@ -360,13 +360,23 @@ def grade_documents(model, question: str, docs: list[Document], max_concurrency:
                     thresholds: Thresholds | None = None) -> list[Outcome[Relevance]]:
     """Relevance yes/no per document, all at once, each call reading its one document.
 
-    p(yes) against the ``relevance`` threshold where the provider gives probabilities, else the written
-    verdict. Fallback: yes (keep, rather than lose evidence). Calls over one document share their prefix with
-    any other grader of that document and question (Corrective's grade, another pattern's in Compare).
+    p(yes) against the relevance threshold where the provider gives probabilities, else the written verdict.
+    The threshold is the ``relevance`` floor, raised for these documents to where one's odds fall below
+    ``relevance_ratio`` of the best one's (``Thresholds.relevance_cut``): a document far less likely than the
+    question's best is dropped, whatever the collection's level of p. Fallback: yes (keep, rather than lose
+    evidence). Calls over one document share their prefix with any other grader of that document and question
+    (Corrective's grade, another pattern's in Compare).
     """
+    thresholds = thresholds or default_thresholds(model)
     humans = [_judge(P.RELEVANCE_SYSTEM, question, _doc(d)) for d in docs]
-    return _binary_many(model, P.GRADER_SYSTEM, humans, "relevance", thresholds, Relevance, _relevance,
-                        Relevance(relevant="yes"), max_concurrency)
+    outcomes = _binary_many(model, P.GRADER_SYSTEM, humans, "relevance", thresholds, Relevance, _relevance,
+                            Relevance(relevant="yes"), max_concurrency)
+    read = [o for o in outcomes if o.method == "probability"]
+    if read:
+        cut = thresholds.relevance_cut(max(o.p for o in read))
+        for o in read:
+            o.value, o.threshold = _relevance(o.p >= cut), round(cut, 3)
+    return outcomes
 
 
 def grade_documents_for_answer(model, question: str, docs: list[Document], max_concurrency: int,

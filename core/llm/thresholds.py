@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 # grader -> what its probability is of; "crag" has a band (lower, upper): below incorrect, above correct
 GRADERS = {
     "relevance": "the document is relevant (Agentic and Self-RAG, one document a call)",
+    "relevance_ratio": "not a p: a document's odds of relevance as a share of the best-graded document's for the same "
+                       "question, below which it is not relevant either (0: no such rule)",
     "crag": "the document is relevant (Corrective: below the lower bound incorrect, above the upper correct)",
     "strip": "the sentence helps answer the question (Corrective's knowledge strips)",
     "grounded": "every fact of the answer is in the documents",
@@ -22,15 +24,18 @@ GRADERS = {
     "claim": "the evidence states the sentence (the claim check)",
 }
 BAND_GRADERS = {"crag"}
-GENERIC: dict[str, float | tuple[float, float]] = {name: 0.5 for name in GRADERS} | {"crag": (0.3, 0.7)}
+GENERIC: dict[str, float | tuple[float, float]] = ({name: 0.5 for name in GRADERS}
+                                                   | {"crag": (0.3, 0.7), "relevance_ratio": 0.0})
 
 # fitted on the built-in set's labelled pairs (python -m core calibrate --no-save; docs/BENCHMARKS.md, session
-# 19; Corrective's band refitted in sessions 20-21 with issue #32's allowance, 2 of 28), keyed by model name;
+# 19; Corrective's band refitted in sessions 20-21 with issue #32's allowance, 2 of 28; relevance's floor and
+# ratio in session 22, with that allowance, from session 19's pairs), keyed by model name;
 # graders not listed keep the generic value until calibrated. Not shipped: grounded and useful (their positives
 # are a chunk's own sentence, easier than a written answer: fitted on them, a paraphrased answer would be
 # failed), and anything for Gemma 3 270M (its p ranks no grader's pairs: AUC 0.25-0.65)
 SHIPPED: dict[str, dict[str, float | tuple[float, float]]] = {
-    "qwen2.5-coder-1.5b-instruct": {"relevance": 0.62, "crag": (0.5775, 0.6672), "strip": 0.2, "retrieve": 0.41},
+    "qwen2.5-coder-1.5b-instruct": {"relevance": 0.5208, "relevance_ratio": 0.521, "crag": (0.5775, 0.6672),
+                                    "strip": 0.2, "retrieve": 0.41},
 }
 
 
@@ -55,6 +60,21 @@ class Thresholds:
     def shown(self, grader: str) -> float | list[float]:
         """The threshold as the trace and ``grade --json`` give it: a number, or [lower, upper]."""
         return list(self.band(grader)) if grader in BAND_GRADERS else round(self.cut(grader), 3)
+
+    def relevance_cut(self, best: float) -> float:
+        """The relevance threshold for one question's documents, the best of which was graded ``best``: the
+        ``relevance`` floor, or where a document's odds fall to ``relevance_ratio`` of the best one's, if higher.
+
+        Why relative: a small model's p shifts with the collection and the language (Qwen2.5 1.5B's relevant
+        FAQ answers sat below the cut fitted on the Korean samples), while how far a document falls below the
+        question's best one ranks documents the same way on both (docs/BENCHMARKS.md, session 22).
+        """
+        floor, ratio = self.cut("relevance"), self.cut("relevance_ratio")
+        if ratio <= 0:
+            return floor
+        best = min(max(best, 1e-6), 1 - 1e-6)
+        odds = ratio * best / (1 - best)
+        return max(floor, odds / (1 + odds))
 
 
 def parse_overrides(text: str) -> dict[str, float | tuple[float, float]]:

@@ -8,7 +8,8 @@ question names is about the question, though it does not answer it); the rest ar
 not help). From those:
 
 - relevance, crag: the question against each chunk (crag shares relevance's reading and takes a band: below
-  its lower bound "incorrect", at or above its upper bound "correct");
+  its lower bound "incorrect", at or above its upper bound "correct"; relevance takes a floor and a ratio to
+  the best-graded chunk of the same question, ``fit_relevance``);
 - strip: the question against the chunk's sentence that holds the fact (positive) or a sentence of a
   negative chunk;
 - grounded: an answer made of the fact's sentence, against its own chunk (positive) or a negative chunk;
@@ -113,6 +114,66 @@ def fit_band(scores: list[tuple[float, bool]]) -> tuple[float, float]:
     return math.floor(min(middle, lower_room) * 1e4) / 1e4, round(max(middle, upper_room), 4)
 
 
+def _log_odds(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def below_best(rows: list[tuple[int, float, bool]]) -> list[tuple[float, float, bool]]:
+    """(p, how far below its question's best p in log-odds, label) per pair."""
+    best: dict[int, float] = {}
+    for q, p, _ in rows:
+        best[q] = max(best.get(q, -math.inf), _log_odds(p))
+    return [(p, best[q] - _log_odds(p), label) for q, p, label in rows]
+
+
+def fit_relevance(rows: list[tuple[int, float, bool]]) -> tuple[float, float]:
+    """The relevance floor and ratio (``Thresholds.relevance_cut``) that turn away the most negatives while
+    keeping all but ``BAND_MISS`` of the positives (as Corrective's lower bound: a relevant document lost is
+    evidence lost), and of those the most positives. The floor sits as low as turning them away allows; ratio 0
+    (no relative rule) where it turns away no more than the floor alone; ties take the gentler rule."""
+    graded = below_best(rows)
+    pos = [x for x in graded if x[2]]
+    neg = [x for x in graded if not x[2]]
+    if not pos or not neg:
+        missing = "no positives" if not pos else "no negatives"
+        raise CalibrationError(f"{missing} among {len(rows)} labelled pairs: a threshold needs both")
+    need = len(pos) - int(len(pos) * BAND_MISS + 1e-9)
+    values = sorted({p for p, _, _ in graded})
+    gaps = sorted({g for _, g, _ in graded})
+    best = None
+    for gap in [math.inf, *reversed([(a + b) / 2 for a, b in zip(gaps, gaps[1:])])]:  # gentler first
+        passing = sorted((p for p, g, _ in pos if g <= gap), reverse=True)
+        if len(passing) < need:
+            continue
+        lowest = passing[need - 1]  # the floor may sit just under this positive, and no higher
+        caught = [p for p, g, _ in neg if g <= gap and p < lowest]  # the negatives only the floor turns away
+        if caught:  # just above the highest of them: as low as turning them all away allows
+            floor = (max(caught) + min(v for v in values if v > max(caught))) / 2
+        else:
+            floor = 0.0
+        turned = sum(p < floor or g > gap for p, g, _ in neg)
+        kept = sum(p >= floor and g <= gap for p, g, _ in pos)
+        if best is None or (turned, kept) > best[:2]:
+            best = (turned, kept, floor, gap)
+    _, _, floor, gap = best
+    # rounded down: rounded up, the floor could pass over the positive it was placed under
+    return math.floor(floor * 1e4) / 1e4, 0.0 if gap == math.inf else round(math.exp(-gap), 4)
+
+
+def relevance_rates(rows: list[tuple[int, float, bool]], floor: float, ratio: float) -> dict:
+    """``rates`` of the relevance rule: each document against its question's cut (floor and ratio)."""
+    from core.llm.thresholds import GENERIC
+
+    th = Thresholds(values={**GENERIC, "relevance": floor, "relevance_ratio": ratio})
+    best: dict[int, float] = {}
+    for q, p, _ in rows:
+        best[q] = max(best.get(q, 0.0), p)
+    pos = [p >= th.relevance_cut(best[q]) for q, p, label in rows if label]
+    neg = [p < th.relevance_cut(best[q]) for q, p, label in rows if not label]
+    return {"positives": _share(sum(pos), len(pos)), "negatives": _share(sum(neg), len(neg))}
+
+
 def rates(scores: list[tuple[float, bool]], threshold: float | tuple[float, float]) -> dict:
     """Accuracy on positives and on negatives; for a band, positives not called incorrect and negatives
     called incorrect (what decides Corrective's course), and how many fell between."""
@@ -140,6 +201,8 @@ def report_grader(grader: str, rows: list[tuple[int, float, bool]]) -> dict:
     """AUC, the threshold fitted on all pairs and its rates, and the held-out rates of each half's fit on
     the other half (split by question, so no question is on both sides)."""
     scores = [(p, label) for _, p, label in rows]
+    if grader == "relevance":
+        return _report_relevance(rows, scores)
     threshold = _fit(grader, scores)
     out = {"pairs": len(rows), "positives": sum(label for _, _, label in rows), "auc": _round(auc(scores)),
            "threshold": list(threshold) if isinstance(threshold, tuple) else threshold,
@@ -149,6 +212,24 @@ def report_grader(grader: str, rows: list[tuple[int, float, bool]]) -> dict:
     for fit_on, score_on in ((halves[0], halves[1]), (halves[1], halves[0])):
         try:
             held.append(rates(score_on, _fit(grader, fit_on)))
+        except CalibrationError:
+            continue
+    if held:
+        out["held_out"] = _merge_rates(held)
+    return out
+
+
+def _report_relevance(rows: list[tuple[int, float, bool]], scores: list[tuple[float, bool]]) -> dict:
+    """``report_grader`` for relevance: a floor and a ratio to the question's best document (``fit_relevance``)."""
+    floor, ratio = fit_relevance(rows)
+    out = {"pairs": len(rows), "positives": sum(label for _, _, label in rows), "auc": _round(auc(scores)),
+           "auc_below_best": _round(auc([(-gap, label) for _, gap, label in below_best(rows)])),
+           "threshold": floor, "ratio": ratio, "fitted": relevance_rates(rows, floor, ratio)}
+    halves = [[r for r in rows if r[0] % 2 == side] for side in (0, 1)]
+    held: list[dict] = []
+    for fit_on, score_on in ((halves[0], halves[1]), (halves[1], halves[0])):
+        try:
+            held.append(relevance_rates(score_on, *fit_relevance(fit_on)))
         except CalibrationError:
             continue
     if held:
@@ -301,6 +382,8 @@ def calibrate(settings, model, kb, items: list[dict], collections: list[str],
         try:
             report[grader] = report_grader(grader, rows)
             thresholds[grader] = report[grader]["threshold"]
+            if "ratio" in report[grader]:
+                thresholds["relevance_ratio"] = report[grader]["ratio"]
         except CalibrationError as exc:
             report[grader] = {"pairs": len(rows), "error": str(exc)}
     if not thresholds:

@@ -87,6 +87,8 @@ def report_frame(record: dict) -> pd.DataFrame:
             rows.append({t("cal_col_grader"): grader, t("cal_col_threshold"): t("cal_not_fitted", error=rep["error"])})
             continue
         threshold = rep["threshold"]
+        if "ratio" in rep:  # relevance: a floor and a ratio to the question's best document
+            threshold = f"{threshold} · {t('cal_ratio')} {rep['ratio']}"
         rows.append({t("cal_col_grader"): grader, t("cal_col_auc"): rep.get("auc"),
                      t("cal_col_threshold"): "–".join(map(str, threshold)) if isinstance(threshold, list) else str(threshold),
                      t("cal_col_pairs"): f"{rep['pairs']} ({rep['positives']})",

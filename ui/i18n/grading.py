@@ -46,6 +46,7 @@ GRADING_STRINGS = {
     "cal_col_pairs": ("Pairs (positive)", "쌍 (양성)"),
     "cal_col_fitted": ("Fitted", "맞춘 쌍에서"),
     "cal_col_held_out": ("Held out", "따로 둔 쌍에서"),
+    "cal_ratio": ("ratio to the best", "최고 문서 대비 비율"),
     "cal_not_fitted": ("not fitted: {error}", "맞추지 못함: {error}"),
     "cal_rate_positives": ("positives", "양성"),
     "cal_rate_negatives": ("negatives", "음성"),

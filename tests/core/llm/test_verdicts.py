@@ -50,6 +50,21 @@ def test_a_verdict_is_yes_at_or_above_its_threshold_and_no_below():
     assert model.calls[0][-1].content.endswith("Answer with one word: yes or no.")
 
 
+def test_a_document_far_below_the_questions_best_is_not_relevant_though_above_the_floor():
+    model = ProbabilityChatModel(probabilities=by_document({"스테이크": 0.9, "주차": 0.7, "수프": 0.3}))
+    floor_only = Thresholds(values={**GENERIC, "relevance": 0.5})
+    assert [o.value.relevant for o in graders.grade_documents(model, STEAK, DOCS, 1, floor_only)] == ["yes", "yes", "no"]
+    relative = Thresholds(values={**GENERIC, "relevance": 0.5, "relevance_ratio": 0.5})
+    outcomes = graders.grade_documents(model, STEAK, DOCS, 1, relative)
+    # half the best one's odds (9): 4.5, p 0.818; the parking notice at 0.7 is dropped, the steak kept
+    assert [o.value.relevant for o in outcomes] == ["yes", "no", "no"]
+    assert outcomes[1].reading() == "0.70 < 0.82" and outcomes[0].trace_fields()["threshold"] == 0.818
+    # where the best is itself unsure, the floor decides: 0.55 is within half of 0.6's odds and above 0.5
+    unsure = ProbabilityChatModel(probabilities=by_document({"스테이크": 0.6, "주차": 0.55, "수프": 0.45}))
+    outcomes = graders.grade_documents(unsure, STEAK, DOCS, 1, relative)
+    assert [o.value.relevant for o in outcomes] == ["yes", "yes", "no"] and outcomes[2].reading() == "0.45 < 0.50"
+
+
 def test_crag_turns_one_score_into_three_grades_with_two_thresholds():
     model = ProbabilityChatModel(probabilities=by_document({"스테이크": 0.9, "주차": 0.5, "수프": 0.1}))
     th = Thresholds(values={**GENERIC, "crag": (0.3, 0.7)})
@@ -270,6 +285,22 @@ def test_pairs_written_out_refit_to_the_band_calibrate_fits():
     assert sum(p < refit[0] for p in positives) == 2  # the allowance, not one more
 
 
+def test_relevance_is_fitted_against_each_questions_best_document_where_one_floor_cannot_separate():
+    # the first question's irrelevant document (0.7) is graded above the second's relevant one (0.6)
+    rows = [(0, 0.9, True), (0, 0.7, False), (1, 0.6, True), (1, 0.3, False), (2, 0.8, True), (2, 0.75, True)]
+    floor_alone = calibrate.relevance_rates(rows, 0.6, 0.0)
+    assert floor_alone["positives"]["rate"] == 1.0 and floor_alone["negatives"]["rate"] == 0.5
+    report = calibrate.report_grader("relevance", rows)
+    assert report["fitted"]["positives"]["rate"] == 1.0 and report["fitted"]["negatives"]["rate"] == 1.0
+    assert 0 < report["ratio"] < 1 and report["threshold"] <= 0.6
+    from core.cli.grading import render
+
+    shown = render({"model": "m", "questions": 3, "seconds": 1.0, "graders": {"relevance": report}})
+    assert f"threshold {report['threshold']}  ratio to the best {report['ratio']}" in shown
+    # a set one floor separates keeps no relative rule
+    assert calibrate.fit_relevance([(0, 0.9, True), (0, 0.4, False), (1, 0.7, True), (1, 0.2, False)])[1] == 0.0
+
+
 def test_calibration_refuses_a_set_without_negatives_or_positives():
     with pytest.raises(calibrate.CalibrationError, match="no negatives among 2 labelled pairs"):
         calibrate.fit_threshold([(0.9, True), (0.8, True)])
@@ -301,7 +332,7 @@ def test_calibration_over_the_samples_with_a_model_that_ranks_well(sample_settin
     read = [r for r in pairs if r["grader"] == "relevance"]
     assert len(read) == relevance["pairs"] and sum(r["positive"] for r in read) == relevance["positives"]
     assert {r["question"] for r in read} <= {i["question"] for i in items} and all(0 <= r["p"] <= 1 for r in read)
-    assert relevance["auc"] > 0.9 and 0.3 < relevance["threshold"] <= 0.8
+    assert relevance["auc"] > 0.9 and 0.3 < relevance["threshold"] <= 0.8 and "relevance_ratio" in result["thresholds"]
     assert relevance["fitted"]["negatives"]["rate"] > 0.9 and "held_out" in relevance
     lower, upper = result["thresholds"]["crag"]
     assert lower <= upper
