@@ -84,14 +84,18 @@ def _candidates(values: list[float]) -> list[float]:
     return [0.0, *mids, min(1.0, ordered[-1] + 1e-6)] if ordered else [0.5]
 
 
+def _need_both(pos: list, neg: list) -> None:
+    if not pos or not neg:
+        missing = "no positives" if not pos else "no negatives"
+        raise CalibrationError(f"{missing} among {len(pos) + len(neg)} labelled pairs: a threshold needs both")
+
+
 def fit_threshold(scores: list[tuple[float, bool]]) -> float:
     """The threshold with the best balanced accuracy (the mean of the rates on positives and on negatives);
     among equally good ones, the middle of their range (the widest margin either side)."""
     pos = [p for p, label in scores if label]
     neg = [p for p, label in scores if not label]
-    if not pos or not neg:
-        missing = "no positives" if not pos else "no negatives"
-        raise CalibrationError(f"{missing} among {len(scores)} labelled pairs: a threshold needs both")
+    _need_both(pos, neg)
 
     def balanced(t: float) -> float:
         return (sum(p >= t for p in pos) / len(pos) + sum(n < t for n in neg) / len(neg)) / 2
@@ -135,9 +139,7 @@ def fit_relevance(rows: list[tuple[int, float, bool]]) -> tuple[float, float]:
     graded = below_best(rows)
     pos = [x for x in graded if x[2]]
     neg = [x for x in graded if not x[2]]
-    if not pos or not neg:
-        missing = "no positives" if not pos else "no negatives"
-        raise CalibrationError(f"{missing} among {len(rows)} labelled pairs: a threshold needs both")
+    _need_both(pos, neg)
     need = len(pos) - int(len(pos) * BAND_MISS + 1e-9)
     values = sorted({p for p, _, _ in graded})
     gaps = sorted({g for _, g, _ in graded})
