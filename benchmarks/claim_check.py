@@ -11,7 +11,9 @@ line's ``question`` matches, not saying which, and figure_named: the same figure
 sentence is one answer. The model's verdicts are
 read from its probabilities against the ``claim`` threshold (``--thresholds claim=P`` to try another), or as
 it writes them with ``--written``. The lines marked
-``held_out`` were written after the rules were tuned on the others (--held-out / --tuned: only those).
+``held_out`` were written after the rules were tuned on the others (--held-out / --tuned: only those); the twelve
+whose ``written`` is "session 23" after the rules for negating prefixes, enumerations, figures listed in step and
+sentences pricing two items, on chunks the app indexes.
 
 Printed: caught = unsupported sentences the checker did not call supported (unsupported, or unchecked:
 never accepted) ÷ unsupported; false alarms = supported sentences it did not call supported ÷ supported;

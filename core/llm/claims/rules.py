@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.llm.claims.numbers import CONFLICTING, Fact, extract, facts_of, keys_of, quoted_names, squeeze
-from core.llm.claims.spans import Sentence, Span, is_korean, polarity_differs, spans_of, terms
+from core.llm.claims.spans import Sentence, Span, is_korean, negated_word, polarity_differs, spans_of, terms
 
 WINDOW = 3  # spans (best first) a claim's figures may come from, besides the best span's own section
 LOW_OVERLAP = 0.34  # below this share of its terms (by weight) in the best span, nothing says it
@@ -212,22 +212,28 @@ def _figures(ev: Evidence, check: Check, text: str, facts: list[Fact], window: l
     """Every figure must be in a span of the window, and not contradicted by the best span."""
     best = window[0]
     claimed = keys_of(text)  # every key the claim supports: "2023년 10월" does not contradict "2023년 10월 30일"
+    stretches = _stretches(text, facts)
     for fact in facts:
         home = next((i for i in window if fact.keys & ev.keys[i]), None)
         other = None if home == best else _conflict(ev, best, fact, claimed)
         if home is not None and other is None:
-            other = _clause_conflict(ev.spans[home].quote, text, fact, claimed)
-            if other is None:
+            other = _clause_conflict(ev.spans[home].quote, text, fact, claimed, _weights(ev, terms(text)))
+            paired = _paired_otherwise(ev.spans[home].quote, fact, facts) if other is None else None
+            if other is None and paired is None:
                 check.spans.append(home)
                 continue
             check.verdict, check.detail = "unsupported", "figure_conflict"
-            check.reason = f"the documents give {fact.text} for something else; for this they say {other.text}"
+            check.reason = (f"the documents give {fact.text} for something else; for this they say {other.text}"
+                            if other else f"the documents pair {paired[0].text} with {paired[1].text}, not {fact.text}")
             check.spans = [home] + [i for i in window if i != home]
             return
         if other is None:  # what the evidence says instead, if it states a figure of that kind
             where = next((i for i in window if _conflict(ev, i, fact, claimed)), best)
             other = _conflict(ev, where, fact, claimed)
             elsewhere = next((i for i in ranking_order if fact.keys & ev.keys[i]), None)
+            if other is None and elsewhere is not None and _names_heading(ev, elsewhere, stretches.get(fact.text, "")):
+                check.spans.append(elsewhere)  # a sentence that prices two items: each figure under its own
+                continue
             if other is None and elsewhere is not None:  # in a passage the ranking did not tie to the claim
                 check.doubt = f"{fact.text} is only in a passage that seems to be about something else"
                 check.detail = "figure_elsewhere"
@@ -242,32 +248,70 @@ def _figures(ev: Evidence, check: Check, text: str, facts: list[Fact], window: l
     check.figures_found = bool(facts) and not check.doubt
 
 
+def _names_heading(ev: Evidence, i: int, stretch: str) -> bool:
+    """Does a figure's stretch of the claim (from the figure before it up to it) name the item span ``i`` is under,
+    every term of its heading? "트러플 크림 파스타는 ₩28,000, 불꽃 아라비아타 새우 파스타는 ₩23,000입니다" ranks
+    one pasta's section first; the other's price is under the heading its own words name, not somewhere unrelated."""
+    heading = terms(ev.spans[i].heading)
+    return bool(heading) and is_korean(ev.spans[i].heading) == is_korean(stretch) and heading <= terms(stretch)
+
+
 _CLAUSE = re.compile(r"[,;，、/]\s|[.!?。]\s|\(|\)")
 CLAUSE_MARGIN = 0.2  # how much better another figure's clause must match the claim to contradict it
 
 
-def _clause_conflict(quote: str, claim: str, fact: Fact, claimed: set[str]) -> Fact | None:
+def _clause_conflict(quote: str, claim: str, fact: Fact, claimed: set[str],
+                     weight: dict[str, float] | None = None) -> Fact | None:
     """Within one span, a figure of the same kind whose clause matches the claim clearly better than the
     clause of the claimed figure: "TSMC는 애리조나 공장에 66억 달러, 삼성전자는 텍사스 테일러 공장에 약 47억
-    달러" does not say Samsung got 66억 달러."""
+    달러" does not say Samsung got 66억 달러. Terms weigh by rarity (``weight``, idf over the evidence): the
+    names that tell the clauses apart count for more than the 공장 and 달러 they share; each clause counts up to its
+    figure."""
     kinds = CONFLICTING.get(fact.kind)
     if not kinds:
         return None
     own = terms(claim)
+    weight = weight or {}
+    total = sum(weight.get(t, 1.0) for t in own) or 1.0
     others = [f for f in facts_of(claim) if f is not fact and f.kind != fact.kind]
 
     def score(clause: str) -> float:
         found = sum(1 for f in others if f.keys & keys_of(clause))
-        return len(own & terms(clause)) / (len(own) or 1) + 0.5 * found / (len(others) or 1)
+        return sum(weight.get(t, 1.0) for t in own & terms(clause)) / total + 0.5 * found / (len(others) or 1)
 
     clauses = [c for c in _CLAUSE.split(quote) if c.strip()]
-    mine = [score(c) for c in clauses if fact.keys & keys_of(c)]
-    rivals = [(score(c), f) for c in clauses for f in facts_of(c)
+    mine = [score(_up_to(c, f)) for c in clauses for f in facts_of(c) if fact.keys & f.keys]
+    rivals = [(score(_up_to(c, f)), f) for c in clauses for f in facts_of(c)
               if f.kind in kinds and not f.keys & claimed and not fact.keys & keys_of(c)]
     if not mine or not rivals:
         return None
     best_score, rival = max(rivals, key=lambda r: r[0])
     return rival if best_score >= max(mine) + CLAUSE_MARGIN else None
+
+
+def _up_to(clause: str, fact: Fact) -> str:
+    """The clause up to its figure: what a figure is of is named before it, and an enumeration's last clause
+    carries the predicate all its figures share ("…, 삼성전자는 … 약 47억 달러를 지원받기로 했다")."""
+    at = clause.find(fact.text)
+    return clause[:at + len(fact.text)] if at >= 0 else clause
+
+
+def _paired_otherwise(quote: str, fact: Fact, facts: list[Fact]) -> tuple[Fact, Fact] | None:
+    """A span that lists figures of two kinds in step pairs them in order: "1990년 약 37%에서 2020년 약 12%로" pairs
+    37% with 1990년, so "2020년 약 37%" pairs its figures otherwise. Returns (the claim's other figure, the figure
+    of ``fact``'s kind the span pairs it with) when that is not ``fact``; None when the span lists no such steps."""
+    found = sorted(((quote.find(f.text), f) for f in facts_of(quote) if quote.find(f.text) >= 0),
+                   key=lambda pair: pair[0])
+    mine = [f for _at, f in found if f.kind in CONFLICTING.get(fact.kind, {fact.kind})]
+    at = next((n for n, f in enumerate(mine) if f.keys & fact.keys), None)
+    for partner in facts:
+        if at is None or partner.kind in CONFLICTING.get(fact.kind, {fact.kind}):
+            continue
+        theirs = [f for _at, f in found if f.kind in CONFLICTING.get(partner.kind, {partner.kind})]
+        there = next((n for n, f in enumerate(theirs) if f.keys & partner.keys), None)
+        if len(theirs) == len(mine) >= 2 and there is not None and there != at:
+            return partner, mine[there]
+    return None
 
 
 def _sections(ev: Evidence) -> dict[tuple[int, int], tuple[frozenset[str], set[str]]]:
@@ -378,7 +422,11 @@ def _wording(ev: Evidence, check: Check, text: str, facts: list[Fact], ranking: 
             check.detail = "other_language"
         return
     overlap = ranking.overlap[best]
-    if overlap < LOW_OVERLAP:
+    negated = negated_word(text, ev.spans[best].quote)
+    if negated:  # "비채식" against "채식": the opposite, which Qwen 1.5B called supported
+        check.verdict, check.detail = "unsupported", "negation"
+        check.reason = f"the documents say the opposite, “{negated}”: “{short(ev.spans[best].quote)}”"
+    elif overlap < LOW_OVERLAP:
         check.doubt, check.detail = "no passage in the documents says this", "not_in_documents"
     elif polarity_differs(text, ev.spans[best].quote):
         check.doubt, check.detail = f"the documents word it the other way: “{short(ev.spans[best].quote)}”", "negation"

@@ -186,7 +186,7 @@ _ENGLISH_STOP = set("""a an the is are was were be been being of to in on at by 
 that these those which who whom than then there their they them he she we you your our i me my not no can could
 would should will shall may might must do does did has have had also about into over under per each any all more
 most such so very only just both either neither""".split())
-NEGATIONS = re.compile(r"않|없|아니|못|불가|\bnot\b|\bno\b|\bnever\b|n't\b|\bwithout\b|\bcannot\b|\bnone\b",
+NEGATIONS = re.compile(r"않|없|아니|아닌|아닙|아님|못|불가|\bnot\b|\bno\b|\bnever\b|n't\b|\bwithout\b|\bcannot\b|\bnone\b",
                        re.IGNORECASE)
 
 
@@ -229,6 +229,8 @@ def polarity_differs(claim: str, evidence: str) -> bool:
     """Whether one says no where the other says yes: 않/없/아니/못 (not/no/never) an odd number of times in one
     of them, with and without their asides in brackets ("채식 (육류 없음)" is a yes; "병 ₩150,000 (글라스 판매
     없음)" a no), or a negating prefix on a word the claim uses plainly (비채식, 불가능, 무알코올)."""
+    if _prefixed(claim, evidence):  # "비채식" says no: so must the claim ("…채식이 아닙니다")
+        return not _says_no(claim)
     asides = re.compile(r"\([^)]*\)")
     if _says_no(claim) != _says_no(evidence) and \
             _says_no(asides.sub("", claim)) != _says_no(asides.sub("", evidence)):
@@ -239,6 +241,27 @@ def polarity_differs(claim: str, evidence: str) -> bool:
             if any(p + stem[i:i + 2] in evidence and p + stem[i:i + 2] not in claim for p in "비불무"):
                 return True
     return False
+
+
+# words where 불 / 무 / 비 is not a negation (fire, radish, rain...) though what follows is a word too
+_NOT_NEGATED = frozenset("불고기 불꽃 불닭 불판 불맛 불향 무게 무대 무역 무늬 비용 비율 비교 비행 비빔 비밀 비상 비중".split())
+
+
+def _prefixed(claim: str, evidence: str) -> str:
+    """The evidence's whole word that is a claim word with a negating prefix (비채식 for 채식), or ""."""
+    said = {_stem(w) for w in _HANGUL_WORD.findall(claim)}
+    for word in _HANGUL_WORD.findall(evidence):
+        stem = _stem(word)
+        if len(stem) >= 3 and stem[0] in "비불무" and stem[1:] in said and stem not in said \
+                and stem not in _NOT_NEGATED:
+            return stem
+    return ""
+
+
+def negated_word(claim: str, evidence: str) -> str:
+    """The evidence's word that says the opposite of a plain claim: "채식 여부: 비채식" against "…채식 메뉴입니다"
+    (not a wording the other way but the opposite statement); "" when there is none or the claim says no too."""
+    return "" if _says_no(claim) else _prefixed(claim, evidence)
 
 
 def is_korean(text: str) -> bool:

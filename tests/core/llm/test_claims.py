@@ -14,7 +14,7 @@ from core.cli import common
 from core.config import load_settings
 from core.llm.claims.check import VERDICTS, check_claims, verify_answer
 from core.llm.claims.numbers import facts_of, keys_of
-from core.llm.claims.spans import sentences_in, split_answer
+from core.llm.claims.spans import polarity_differs, sentences_in, split_answer
 from core.patterns.answer_review import trace_event
 from support.helpers import run_cli
 from support.paths import ROOT
@@ -421,3 +421,66 @@ def test_the_untied_figure_reason_reads_in_korean():
     [claim] = check_claims("가격은 14,000원입니다.", STEAKS, question=ANY_STEAK, mode="rules")["claims"]
     assert to_korean(claim["reason"]) == ("숫자가 어느 항목의 값인지 밝히지 않았습니다: 14,000원는 "
                                           "“13. 키즈 미니 함박 스테이크”의 값이며, 질문에 해당하는 항목은 3개입니다")
+
+
+# ---------------------------------------------------------------- what a small model misses (issue #32)
+
+STEAK = """## 1. 시그니처 스테이크
+- 가격: ₩35,000
+- 주요 식재료: 최상급 한우 등심(200g), 로즈메리 감자, 레드와인 소스
+- 채식 여부: 비채식"""
+CHIPS = ("상무부는 주요 기업과 보조금 계약을 맺었다. 인텔은 약 79억 달러로 가장 큰 지원을 받았고, TSMC는 애리조나 공장에 "
+         "66억 달러, 삼성전자는\n텍사스 테일러 공장에 약 47억 달러를 지원받기로 했다.")
+SHARE = "그러나 반도체 제조에서 미국의 세계 생산 능력 비중은 1990년 약 37%에서 2020년 약\n12%로 낮아졌다."
+
+
+def test_the_opposite_word_in_the_evidence_is_unsupported_before_any_model_is_asked():
+    model = _model("supported")  # Qwen 1.5B called "채식 메뉴" supported against "비채식"
+    claim = _one(check_claims("시그니처 스테이크는 채식 메뉴입니다.", [{"text": STEAK, "source": "menu.md"}],
+                              mode="model", model=model))
+    assert (claim["verdict"], claim["detail"], claim["checked_by"]) == ("unsupported", "negation", "rules")
+    assert "비채식" in claim["reason"] and model.calls == []
+    same = _one(check_claims("시그니처 스테이크는 비채식 메뉴입니다.", [{"text": STEAK, "source": "menu.md"}], mode="rules"))
+    assert same["verdict"] == "supported", same
+    # the claim that says no agrees with the prefix ("아닙니다" was not read as a no before)
+    assert not polarity_differs("시그니처 스테이크는 채식 메뉴가 아닙니다.", "채식 여부: 비채식")
+    assert polarity_differs("시그니처 스테이크는 채식 메뉴입니다.", "채식 여부: 비채식")
+
+
+def test_a_word_that_only_starts_like_a_negation_is_not_the_opposite():
+    docs = [{"text": "## 7. 불고기 덮밥\n- 주요 식재료: 불고기, 쌀, 양파", "source": "menu.md"}]
+    claim = _one(check_claims("불고기 덮밥에는 고기가 들어갑니다.", docs, mode="model", model=_model("supported")))
+    assert claim["verdict"] == "supported" and claim["checked_by"] == "model", claim
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("TSMC는 애리조나 공장에 47억 달러를 지원받기로 했습니다.", "unsupported"),  # Samsung's figure, the shared verb
+    ("TSMC는 애리조나 공장에 66억 달러를 지원받기로 했습니다.", "supported"),
+    ("삼성전자는 텍사스 테일러 공장에 약 47억 달러를 지원받기로 했습니다.", "supported"),
+])
+def test_an_enumerations_figure_belongs_to_the_name_before_it(answer, verdict):
+    claim = _one(check_claims(answer, [{"text": CHIPS, "source": "us.pdf"}], mode="rules"))
+    assert claim["verdict"] == verdict, claim
+    if verdict == "unsupported":
+        assert claim["detail"] == "figure_conflict" and "66억 달러" in claim["reason"]
+
+
+@pytest.mark.parametrize("answer, verdict", [
+    ("미국의 세계 반도체 생산 능력 비중은 2020년 약 37%였습니다.", "unsupported"),
+    ("미국의 세계 반도체 생산 능력 비중은 2020년 약 12%였습니다.", "supported"),
+    ("미국의 세계 반도체 생산 능력 비중은 1990년 약 37%였습니다.", "supported"),
+])
+def test_figures_a_passage_lists_in_step_are_paired_in_order(answer, verdict):
+    claim = _one(check_claims(answer, [{"text": SHARE, "source": "us.pdf"}], mode="rules"))
+    assert claim["verdict"] == verdict, claim
+    if verdict == "unsupported":
+        assert claim["reason"] == "the documents pair 37% with 1990년, not 2020년"
+
+
+def test_a_sentence_pricing_two_items_finds_each_price_under_the_heading_it_names():
+    model = _model("not_in_documents")  # the model found no statement: the figures, each under its item, decide
+    claim = _one(check_claims("트러플 크림 파스타는 ₩28,000, 야생 버섯 리소토는 ₩24,000입니다.", MENU, mode="model",
+                              model=model))
+    assert claim["verdict"] == "supported", claim
+    quotes = [e["quote"] for e in claim["evidence"]]
+    assert "가격: ₩28,000" in quotes and "가격: ₩24,000" in quotes
