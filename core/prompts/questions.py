@@ -23,15 +23,18 @@ WRITE_TASK = """Task: write one question whose answer, in the document above, is
 this sentence of it: {line} The answer is {hint}; the question names the item or the case this sentence gives \
 it for, and does not copy the sentence. """ + _QUESTION_RULES
 
-WRITE_PAIR_TASK = """Task: write one question that needs both documents above: its answer is {first} from the \
-first document (the ___ of {first_line}) and {second} from the second (the ___ of {second_line}). \
-Ask for both in one question, or compare them. """ + _QUESTION_RULES
+UNANSWERABLE_TASK = f"""Task: this sentence of a user's documents states {{answer}} ({{hint}}): {{line}} \
+Write one question, in {{language}}, that asks for the same kind of detail ({{hint}}) about a different item or case, \
+one this sentence does not mention but a user of these documents could ask about. {{example}}Do not copy the \
+sentence. Reply with the question only, at most {QUESTION_CHARS} characters."""
 
-UNANSWERABLE_TASK = f"""Task: the document above states {{answer}} ({{hint}}) in this sentence: {{line}} \
-Write one question, in {{language}}, that asks for the same kind of detail about something the document does not cover: the same \
-detail of an item it does not list, or a detail it never gives (never mentions) about an item it lists. A user \
-could ask it, but these documents cannot answer it. Reply with the question only, at most {QUESTION_CHARS} \
-characters."""
+# one worked example, in the question's language: shown none, Qwen 1.5B copied the sentence (Korean, 3 of 3)
+UNANSWERABLE_EXAMPLES = {
+    "ko": """For example, from "국내 출장 숙박비는 1박 12만 원까지 지급합니다" (an amount of money) a question about a \
+case it does not mention: "해외 출장 식비는 하루 얼마까지 지급합니까?" """,
+    "en": """For example, from "The Starter plan costs $6 a month" (an amount of money) a question about an item \
+it does not mention: "How much does the Enterprise plan cost per year?" """,
+}
 
 ANSWER_TASK = f"""Task: answer the question below from the documents above. Reply with the shortest exact \
 words of the documents that answer it: a figure with its unit, a name or a short phrase, not a sentence (at \
@@ -41,11 +44,14 @@ most {ANSWER_CHARS} characters). If the documents do not answer it, reply with a
 ANSWERED_TASK = """Task: do the documents above state the answer to the question below?
 {question}"""
 
-SMALL_TALK_TASK = f"""Task: a person opens a chat with the assistant of the document collection above. Write \
-the first short message this person types, one that needs no document: a greeting, a thank-you, or a question \
-about the assistant itself (like "Hi, who are you?" or "Thanks, that helped!"). The person is the one who \
-asks: never write what the assistant says (no introduction as an assistant or tool, no offer of help). Write it \
-in {{language}}, at most {SMALL_TALK_CHARS} characters. {{different}}Reply with the message only."""
+SMALL_TALK_TASK = f"""Task: a person chats with the assistant of the document collection above. Write a \
+short message this person types, one that needs no document: {{sort}}. The person is the one who asks: never \
+write what the assistant says (no introduction as an assistant or tool, no offer of help). Write it in \
+{{language}}, at most {SMALL_TALK_CHARS} characters. {{different}}Reply with the message only."""
+
+# the sort of each small-talk message, in turn: asked for any of them, Qwen 1.5B wrote "안녕하세요!" twice in a set
+SMALL_TALK_SORTS = ("a greeting (like \"Hi there!\")", "a thank-you after an answer (like \"Thanks, that helped!\")",
+                    "a question about the assistant itself (like \"Who are you?\")")
 
 # the model answers the same prompt the same way at temperature 0: shown what it wrote, it writes another
 DIFFERENT = """Messages written before are listed inside <already_written>: write a different one. """

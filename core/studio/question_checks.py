@@ -61,6 +61,17 @@ BLANK = "___"  # where the answer was, in the sentence the writing model is show
 KO_QUESTION_WORD = re.compile(r"몇|얼마|언제|며칠|무엇|무슨|누구|어디|어느|어떤|어떻게")
 
 
+def without_echo(reply: str, chunk: str) -> str:
+    """The reply without the sentences of its chunk it opens with: Qwen 1.5B, asked in Korean, repeated the sentence
+    it was shown and wrote its question after it ("신규 입사자는 … 3층 인사팀으로 오면 됩니다. 신규 입사자는 …"). A
+    reply that is nothing but such sentences stays as it is (the copy check drops it)."""
+    sentences = re.split(r"(?<=[.!?。？])\s+", (reply or "").strip())
+    source = re.sub(r"\s+", "", (chunk or "").replace(BLANK, ""))
+    while len(sentences) > 1 and (said := re.sub(r"\s+", "", sentences[0].replace(BLANK, ""))) and said in source:
+        sentences.pop(0)
+    return " ".join(sentences)
+
+
 def asked_for(span) -> str:
     """The Korean words that ask for a figure span: its number as 몇 with its unit kept ("3층" → "몇 층",
     "오후 6시" → "오후 몇 시", "5일" → "며칠"), money as 얼마; "" for a name or a phrase."""
@@ -83,16 +94,24 @@ def as_asked(question: str, lang: str, spans: tuple = ()) -> str:
         return question
     if BLANK in question and len(spans) == 1 and asked_for(spans[0]):
         question = question.replace(BLANK, asked_for(spans[0]), 1)
+    elif len(spans) == 1 and asked_for(spans[0]) and spans[0].text in question and _states(question):
+        # the sentence handed back with its blank filled in (a statement of its own answer): asked for it the same way
+        question = question.replace(spans[0].text, asked_for(spans[0]), 1)
     question = re.sub(r"니다\s*[?？]$", "니까?", question)
     if KO_QUESTION_WORD.search(question):
         question = re.sub(r"니다\s*[.。]?$", "니까?", question)
     return question
 
 
+def _states(text: str) -> bool:
+    """Does the Korean text end as a statement (…다, …다.)?"""
+    return re.sub(r"[\s?？.!。]+$", "", text or "").endswith("다")
+
+
 def asks(question: str, lang: str) -> bool:
     """Is a Korean question asked as one? Qwen 1.5B also put a question word into a sentence and kept it a
     statement ("…몇 %를 차지합니다."): a sentence ending in 다 states. Other languages: not judged."""
-    return lang != "ko" or not re.sub(r"[\s?？.!。]+$", "", question or "").endswith("다")
+    return lang != "ko" or not _states(question)
 
 
 COPY_CHARS = 30  # a stretch this long (spacing ignored) is a sentence copied, not a subject named

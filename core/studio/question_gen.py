@@ -37,6 +37,7 @@ from core.studio.question_checks import (
     language_of,
     squash,
     unique,
+    without_echo,
 )
 
 KINDS = ("single", "two_chunks", "cross_collection", "unanswerable", "small_talk")
@@ -197,9 +198,10 @@ class Writer:
         self.small_talk_written: dict[str, list[str]] = {}
 
     def most_calls(self) -> int:
-        """The most model calls one question can cost: an unanswerable one, asked once per collection."""
+        """The most model calls one question can cost: an unanswerable one, asked once per collection, or a pair
+        (two questions and their two answers)."""
         # per collection: the check's probabilities, (none given) its written verdict, then the answer it is tried by
-        return 1 + len(self.pools) * 3
+        return max(4, 1 + len(self.pools) * 3)
 
     def _ask(self, schema, human: str):
         from core.llm import graders
@@ -235,50 +237,61 @@ class Writer:
         return self._answerable([(first_pool, first[0]), (second_pool, second[0])], [first[1], second[1]])
 
     def _answerable(self, where: list[tuple[Pool, object]], spans: list[Span]):
-        """Ask for a question whose answer is the span(s), check it, and make the round trip."""
+        """Ask for a question whose answer is the span(s), check it, and make the round trip.
+
+        Two spans are asked as two questions, each written from its own chunk, then put together: asked for one
+        question needing both documents, Qwen 1.5B put one of the two answers into it (3 of 4 Korean pairs)."""
         lang = language_of(where[0][1].page_content)
-        docs = "\n\n".join(fence(shown(chunk)) for _pool, chunk in where)
-        answers = [fence(s.text, "answer", inline=True) for s in spans]
-        # the sentence with its answer blanked: shown it whole, Qwen 1.5B copied it, answer and all, as its question
-        lines = [fence(line_of(shown(chunk), s, BLANK), "line", inline=True) for (_pool, chunk), s in zip(where, spans)]
-        task = (P.WRITE_TASK.format(answer=answers[0], line=lines[0], hint=hint(spans[0]),
-                                    language=_language_name(lang)) if len(spans) == 1 else
-                P.WRITE_PAIR_TASK.format(first=answers[0], first_line=lines[0], second=answers[1],
-                                         second_line=lines[1], language=_language_name(lang)))
-        got = self._ask(Question, docs + "\n\n" + task)
-        if got is None:
-            return None, "model_failed"
-        # one span: one question (a pair may be asked as two, and its round trip needs both)
-        question = as_asked(squash(first_question(got.question) if len(spans) == 1 else got.question), lang,
-                            tuple(spans))
+        written = []
+        for (_pool, chunk), span in zip(where, spans):
+            question = self._write(chunk, span, lang)
+            if question is None:
+                return None, "model_failed"
+            written.append(question)
+        question = " ".join(written)
         self.note = f"{question} [{' | '.join(s.text for s in spans)}]"
         if not in_language(question, lang):
             return None, "language"
-        if not asks(question, lang):
+        if not all(asks(q, lang) for q in written):
             return None, "not_a_question"
         if any(stated_in(s, question) for s in spans):
             return None, "answer_in_question"
         # the sentence it was shown, blank and all, is a copy too when the blank could not be asked for
-        if BLANK in question or any(copies(question, chunk.page_content) for _pool, chunk in where):
+        if BLANK in question or any(copies(q, chunk.page_content) for q, (_pool, chunk) in zip(written, where)):
             return None, "copies_chunk"
-        why = self._round_trip(question, where, spans, docs)
+        why = self._round_trip(question, where, spans, written)
         if why:
             return None, why
         sources = list(dict.fromkeys(pool.name for pool, _chunk in where))
         return {"question": question, "facts": list(dict.fromkeys(s.text for s in spans)), "answerable": True,
                 "lang": lang, "sources": sources, "provenance": [_where(pool, chunk) for pool, chunk in where]}, ""
 
-    def _round_trip(self, question: str, where: list, spans: list[Span], docs: str) -> str:
-        """"" when retrieval finds the question's chunks and answering from them gives the spans back."""
+    def _write(self, chunk, span: Span, lang: str) -> str | None:
+        """One question whose answer is ``span``, written from its chunk alone in ``lang``; None if unreadable."""
+        # the sentence with its answer blanked: shown it whole, Qwen 1.5B copied it, answer and all, as its question
+        line = fence(line_of(shown(chunk), span, BLANK), "line", inline=True)
+        task = P.WRITE_TASK.format(answer=fence(span.text, "answer", inline=True), line=line, hint=hint(span),
+                                   language=_language_name(lang))
+        got = self._ask(Question, fence(shown(chunk)) + "\n\n" + task)
+        if got is None:
+            return None
+        return as_asked(squash(first_question(without_echo(got.question, shown(chunk)))), lang, (span,))
+
+    def _round_trip(self, question: str, where: list, spans: list[Span], parts: list[str]) -> str:
+        """"" when retrieval finds the question's chunks and answering each part from its chunk gives its span back
+        (a pair's two questions one by one: asked both at once, Qwen 1.5B answered one of them)."""
         found = hybrid.search(self.kb, list(dict.fromkeys(p.name for p, _c in where)), question, self.k).documents
         ids = {str(d.id) for d in found}
         if any(str(chunk.id) not in ids for _pool, chunk in where):
             return "not_retrieved"
-        got = self._answer(docs, question)
-        if got is None:
-            return "model_failed"
-        self.note += f" -> {squash(got.answer)}"
-        return "" if all(same_answer(s, got.answer) for s in spans) else "answer_differs"
+        for part, (_pool, chunk), span in zip(parts, where, spans):
+            got = self._answer(fence(shown(chunk)), part)
+            if got is None:
+                return "model_failed"
+            self.note += f" -> {squash(got.answer)}"
+            if not same_answer(span, got.answer):
+                return "answer_differs"
+        return ""
 
     def unanswerable(self, pool: Pool, _other: Pool | None = None):
         picked = pool.template()
@@ -288,11 +301,14 @@ class Writer:
         lang = language_of(chunk.page_content)
         task = P.UNANSWERABLE_TASK.format(answer=fence(span.text, "answer", inline=True), hint=hint(span),
                                           line=fence(line_of(shown(chunk), span), "line", inline=True),
-                                          language=_language_name(lang))
-        got = self._ask(Question, fence(shown(chunk)) + "\n\n" + task)
+                                          language=_language_name(lang),
+                                          example=P.UNANSWERABLE_EXAMPLES.get(lang, ""))
+        # the sentence alone, not its chunk: shown the chunk, Qwen 1.5B copied it (Korean) or asked about what it
+        # states (English, 3 of 3); whether the question is unanswerable is checked against every collection below
+        got = self._ask(Question, task)
         if got is None:
             return None, "model_failed"
-        question = as_asked(squash(first_question(got.question)), lang)
+        question = as_asked(squash(first_question(without_echo(got.question, shown(chunk)))), lang)
         self.note = question
         if not in_language(question, lang):
             return None, "language"
@@ -342,7 +358,8 @@ class Writer:
         lang = pool.language()
         written = self.small_talk_written.setdefault(pool.name, [])
         human = fence(f"{pool.name}: {pool.description}", "collections") + "\n\n" + P.SMALL_TALK_TASK.format(
-            language=_language_name(lang), different=P.DIFFERENT if written else "")
+            sort=P.SMALL_TALK_SORTS[len(written) % len(P.SMALL_TALK_SORTS)], language=_language_name(lang),
+            different=P.DIFFERENT if written else "")
         if written:
             human += "\n\n" + fence("\n".join(written[-RECENT_SHOWN:]), "already_written")
         got = self._ask(SmallTalk, human)

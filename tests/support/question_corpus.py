@@ -49,7 +49,7 @@ QUESTIONS = {  # candidate answer (chosen in code from its chunk) -> the questio
 NO_CANDIDATE = ("헬멧", "Varroa")  # headings of the chunks without a figure, a name or a defining phrase
 MISSING = {"bikes": "누비라 전기자전거 이용권은 얼마인가요?", "bees": "Who is the head beekeeper of the apiary?"}
 TASKS = {name: getattr(P, name).split("{")[0] for name in
-         ("WRITE_TASK", "WRITE_PAIR_TASK", "UNANSWERABLE_TASK", "ANSWER_TASK", "ANSWERED_TASK", "SMALL_TALK_TASK")}
+         ("WRITE_TASK", "UNANSWERABLE_TASK", "ANSWER_TASK", "ANSWERED_TASK", "SMALL_TALK_TASK")}
 
 
 def build(tmp_path, settings, embeddings=None):
@@ -101,19 +101,22 @@ def writer(overrides: dict | None = None, answered: bool = False, answers: dict 
             korean = "Korean" in text
             return overrides.get("small_talk") or {"message": "안녕하세요, 반가워요!" if korean else "Hello there, thanks!"}
         if kind == "UNANSWERABLE_TASK":
-            collection = "bikes" if re.search("[가-힣]", documents(human)[0]) else "bees"
+            collection = "bikes" if re.search("[가-힣]", fenced(text, "line")) else "bees"
             return {"question": overrides.get("unanswerable") or MISSING[collection]}
         if kind == "ANSWER_TASK":
             question = fenced(text, "question")
-            return {"answer": answers.get(question, written.get(question, ""))}
-        spans = re.findall(r"<answer>(.*?)</answer>", text)
-        questions = [overrides.get(s) or QUESTIONS.get(s, f"{s}?") for s in spans]
-        if len(questions) == 2 and bool(re.search("[가-힣]", questions[0])) != bool(re.search("[가-힣]", questions[1])):
-            # asked in the first chunk's language, naming the other document's subject in its own words
-            words = " ".join(re.findall(r"[A-Za-z]{5,}", questions[1])[-2:])
-            questions[1] = f"{words}의 값은 무엇인가요?" if words else "the other document's figure?"
-        question = " 그리고 ".join(questions) if re.search("[가-힣]", questions[0]) else " And ".join(questions)
-        written[question] = ", ".join(spans)
+            # two questions asked together (a pair) are answered with both their spans
+            both = ", ".join(span for asked, span in written.items() if asked in question)
+            return {"answer": answers.get(question, written.get(question, both))}
+        span = re.findall(r"<answer>(.*?)</answer>", text)[0]
+        question = overrides.get(span) or QUESTIONS.get(span, f"{span}?")
+        if "in Korean" in text and not re.search("[가-힣]", question):
+            # asked in the first chunk's language about the other document: its subject in its own words
+            words = " ".join(re.findall(r"[A-Za-z]{5,}", question)[-2:])
+            question = f"{words}의 값은 무엇인가요?" if words else "the other document's figure?"
+        elif "in English" in text and re.search("[가-힣]", question):
+            question = "What is the other document's figure?"
+        written[question] = span
         return {"question": question}
 
     return respond

@@ -190,6 +190,11 @@ def test_the_sentence_it_was_shown_with_its_blank_is_asked_for_its_span():
                                     (span("3층", "count"),)) == "신규 입사자는 오전 10시까지 본사 몇 층 인사팀으로 오면 됩니까?"
     assert question_checks.as_asked("근무 시간은 오전 9시부터 ___까지입니다.", "ko", (span("오후 6시", "time"),)) == \
         "근무 시간은 오전 9시부터 오후 몇 시까지입니까?"
+    # handed back with the blank filled in, a statement of its own answer: asked for it the same way (session 23)
+    assert question_checks.as_asked("신규 입사자는 첫 출근일에 오전 10시까지 본사 3층 인사팀으로 오면 됩니다.", "ko",
+                                    (span("오전 10시", "time"),)) == \
+        "신규 입사자는 첫 출근일에 오전 몇 시까지 본사 3층 인사팀으로 오면 됩니까?"
+    assert question_checks.as_asked("연차는 15일을 줍니까?", "ko", (span("15일", "duration"),)) == "연차는 15일을 줍니까?"
     assert question_checks.asked_for(span("5일", "duration")) == "며칠"
     assert question_checks.asked_for(span("200만 원", "money")) == "얼마"
     assert question_checks.asked_for(Span("한결서재", 0, "name")) == ""
@@ -235,7 +240,7 @@ def test_the_model_is_never_asked_to_write_about_a_chunk_without_a_candidate(tmp
     scripted = corpus.model()
     done = question_gen.generate(kb, scripted, ["bikes", "bees"], count=20)
     writing = [call[-1] for call in scripted.calls if corpus.task(call[-1]) in
-               ("WRITE_TASK", "WRITE_PAIR_TASK", "UNANSWERABLE_TASK")]
+               ("WRITE_TASK", "UNANSWERABLE_TASK")]
     about = Counter(corpus.heading(doc) for message in writing for doc in corpus.documents(message))
     assert writing and all(about[name] <= 1 for name in corpus.NO_CANDIDATE), about
     assert not any(about[name] for name in corpus.NO_CANDIDATE)
@@ -262,6 +267,8 @@ def test_an_unanswerable_question_is_kept_only_when_every_collection_lacks_the_a
     assert shown == {"bikes", "bees"}  # each collection's best chunks were read for the missing answer
     write = next(call[-1] for call in absent.calls if corpus.task(call[-1]) == "UNANSWERABLE_TASK")
     assert corpus.re.findall(r"<answer>(.*?)</answer>", str(write.content))  # modelled on a span it does state
+    # shown the span's sentence, not its chunk (shown the chunk, Qwen 1.5B copied it or asked what it states)
+    assert corpus.fenced(str(write.content), "line") and not corpus.documents(write)
 
 
 def test_a_reply_that_gives_a_detail_of_the_same_sort_from_the_documents_answers_the_question():
@@ -433,3 +440,44 @@ def test_end_to_end_on_the_embedded_model_every_kept_question_keeps_what_it_wrot
         chunks = [corpus.chunk_text(kb, where) for where in item["provenance"] if where["chunk_id"]]
         assert all(any(fact in chunk for chunk in chunks) for fact in item["facts"]), item
         assert not any(fact in item["question"] for fact in item["facts"]), item
+
+
+# ---------------------------------------------------------------- session 23: pairs, echoes, small talk by sort
+
+
+def test_a_pair_is_two_questions_each_written_and_answered_from_its_own_chunk(tmp_path, settings):
+    """Asked for one question needing both chunks, Qwen 1.5B put one of the two answers into it (3 of 4 Korean
+    pairs), and answering both at once it gave one: each part is written and answered as a single question."""
+    kb = corpus.build(tmp_path, settings)
+    scripted = corpus.model()
+    done = question_gen.generate(kb, scripted, ["bikes"], count=2, k=6)  # a single question, then a pair
+    pair = next(i for i in done.items if i["kind"] == "two_chunks")
+    assert pair["question"] == " ".join(corpus.QUESTIONS[fact] for fact in pair["facts"])
+    for task in ("WRITE_TASK", "ANSWER_TASK"):
+        calls = [c[-1] for c in scripted.calls if corpus.task(c[-1]) == task]
+        assert len(calls) == 3 and all(len(corpus.documents(m)) == 1 for m in calls), task
+    asked = [corpus.fenced(str(c[-1].content), "question") for c in scripted.calls
+             if corpus.task(c[-1]) == "ANSWER_TASK"][-2:]
+    assert asked == [corpus.QUESTIONS[fact] for fact in pair["facts"]]  # each part on its own
+
+
+def test_the_sentences_a_reply_copies_from_its_chunk_before_its_question_are_cut():
+    chunk = "## 입사\n신규 입사자는 첫 출근일에 오전 10시까지 본사 3층 인사팀으로 오면 됩니다. 사원증은 당일 발급합니다."
+    echoed = ("신규 입사자는 첫 출근일에 오전 10시까지 본사 3층 인사팀으로 오면 됩니다. "
+              "해외 지사 신규 입사자는 몇 시까지 오면 됩니까?")
+    assert question_checks.without_echo(echoed, chunk) == "해외 지사 신규 입사자는 몇 시까지 오면 됩니까?"
+    only = "신규 입사자는 첫 출근일에 오전 10시까지 본사 3층 인사팀으로 오면 됩니다."
+    assert question_checks.without_echo(only, chunk) == only  # nothing else: left for the copy check
+    assert question_checks.without_echo("How long are files kept? For 90 days.", "Files are kept.") == \
+        "How long are files kept? For 90 days."
+
+
+def test_each_small_talk_message_is_asked_for_its_own_sort(tmp_path, settings):
+    kb = corpus.build(tmp_path, settings)
+    scripted = corpus.model()
+    writer = question_gen.Writer(scripted, kb, question_gen.pools(kb, ["bikes"]))
+    pool = writer.pools[0]
+    for _ in range(3):
+        writer.small_talk(pool)
+    sorts = [next(sort for sort in corpus.P.SMALL_TALK_SORTS if sort in str(c[-1].content)) for c in scripted.calls]
+    assert sorts == list(corpus.P.SMALL_TALK_SORTS)
