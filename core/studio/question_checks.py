@@ -61,13 +61,26 @@ BLANK = "___"  # where the answer was, in the sentence the writing model is show
 KO_QUESTION_WORD = re.compile(r"몇|얼마|언제|며칠|무엇|무슨|누구|어디|어느|어떤|어떻게")
 
 
+ECHO_SHARE = 0.6  # a statement with this share of its character trigrams in the chunk repeats it, words changed or not
+
+
 def without_echo(reply: str, chunk: str) -> str:
     """The reply without the sentences of its chunk it opens with: Qwen 1.5B, asked in Korean, repeated the sentence
-    it was shown and wrote its question after it ("신규 입사자는 … 3층 인사팀으로 오면 됩니다. 신규 입사자는 …"). A
-    reply that is nothing but such sentences stays as it is (the copy check drops it)."""
+    it was shown, as it stands or with a word changed or left out, and wrote its question after it ("신규 입사자는 …
+    3층 인사팀으로 오면 됩니다. 신규 입사자는 …"). A reply that is nothing but such sentences stays as it is (the copy
+    check drops it)."""
     sentences = re.split(r"(?<=[.!?。？])\s+", (reply or "").strip())
     source = re.sub(r"\s+", "", (chunk or "").replace(BLANK, ""))
-    while len(sentences) > 1 and (said := re.sub(r"\s+", "", sentences[0].replace(BLANK, ""))) and said in source:
+    grams = {source[i:i + 3] for i in range(len(source) - 2)}
+
+    def echoes(sentence: str) -> bool:
+        said = re.sub(r"\s+", "", sentence.replace(BLANK, ""))
+        if not said or said in source:
+            return bool(said)
+        mine = [said[i:i + 3] for i in range(len(said) - 2)]
+        return not said.endswith(("?", "？")) and bool(mine) and sum(g in grams for g in mine) >= ECHO_SHARE * len(mine)
+
+    while len(sentences) > 1 and echoes(sentences[0]):
         sentences.pop(0)
     return " ".join(sentences)
 

@@ -466,6 +466,8 @@ def test_the_sentences_a_reply_copies_from_its_chunk_before_its_question_are_cut
     echoed = ("신규 입사자는 첫 출근일에 오전 10시까지 본사 3층 인사팀으로 오면 됩니다. "
               "해외 지사 신규 입사자는 몇 시까지 오면 됩니까?")
     assert question_checks.without_echo(echoed, chunk) == "해외 지사 신규 입사자는 몇 시까지 오면 됩니까?"
+    changed = "신규 입사자는 첫 출근일에 오전 10시까지 3층 인사팀으로 갑니다. 해외 지사 신규 입사자는 몇 시까지 오면 됩니까?"
+    assert question_checks.without_echo(changed, chunk) == "해외 지사 신규 입사자는 몇 시까지 오면 됩니까?"  # a word changed
     only = "신규 입사자는 첫 출근일에 오전 10시까지 본사 3층 인사팀으로 오면 됩니다."
     assert question_checks.without_echo(only, chunk) == only  # nothing else: left for the copy check
     assert question_checks.without_echo("How long are files kept? For 90 days.", "Files are kept.") == \
