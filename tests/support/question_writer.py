@@ -64,8 +64,9 @@ def reply(messages) -> dict | None:
     if _task(human, "ANSWER_TASK"):
         question = re.findall(r"<question>\n(.*?)\n</question>", human, re.S)
         return {"answer": WRITTEN.get(question[-1] if question else "", "")}
-    if _task(human, "UNANSWERABLE_TASK"):
-        heading = _heading(docs[0])
+    if _task(human, "UNANSWERABLE_TASK"):  # shown the answer's sentence alone, not its chunk
+        line = re.findall(r"<line>(.*?)</line>", human, re.S)
+        heading = _heading(line[-1] if line else human)[:20]
         return {"question": f"{heading} 담당 요리사의 고향은 어디인가요?" if korean else
                 f"Where was the head cook of {heading} born?"}
     return {"question": _question(human, docs, korean)}
