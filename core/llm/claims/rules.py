@@ -212,12 +212,12 @@ def _figures(ev: Evidence, check: Check, text: str, facts: list[Fact], window: l
     """Every figure must be in a span of the window, and not contradicted by the best span."""
     best = window[0]
     claimed = keys_of(text)  # every key the claim supports: "2023년 10월" does not contradict "2023년 10월 30일"
-    stretches = _stretches(text, facts)
+    stretches, weight = _stretches(text, facts), _weights(ev, terms(text))
     for fact in facts:
         home = next((i for i in window if fact.keys & ev.keys[i]), None)
         other = None if home == best else _conflict(ev, best, fact, claimed)
         if home is not None and other is None:
-            other = _clause_conflict(ev.spans[home].quote, text, fact, claimed, _weights(ev, terms(text)))
+            other = _clause_conflict(ev.spans[home].quote, text, fact, claimed, weight)
             paired = _paired_otherwise(ev.spans[home].quote, fact, facts) if other is None else None
             if other is None and paired is None:
                 check.spans.append(home)
