@@ -32,9 +32,12 @@ from langchain_core.utils.function_calling import convert_to_json_schema, conver
 from pydantic import BaseModel
 
 from core.config import DEFAULT_CHAT_MODELS, default_cache_dir
+from core.llm.choice_reading import choice_reading
 from core.llm.embedded_prompt import (
     TRANSCRIPT_STOP,
     message_text,
+    tagged_call_grammar,
+    tagged_tool_instructions,
     to_chat_messages,
     to_transcript,
     tool_call_schema,
@@ -46,7 +49,6 @@ from core.llm.lookup_decoding import LookupStats, attach_lookup
 from core.llm.model_files import Progress, embedded_model
 from core.llm.prompt_cache import PromptStateCache, attach
 from core.llm.tool_text import looks_like_tool_call, refused_call, repair_json, tool_calls_in_text
-from core.llm.verdicts import reading_from_logits, word_variants
 
 N_CTX = 8192
 _llama_lock = threading.RLock()  # llama.cpp contexts are not re-entrant: one call at a time
@@ -106,23 +108,39 @@ def get_llama(path: Path | None = None):
 
 
 @lru_cache(maxsize=64)
-def _grammar(schema_json: str):
-    from llama_cpp import LlamaGrammar
-
+def _json_gbnf(schema_json: str) -> str:
     from core.llm.embedded_grammar import schema_to_gbnf
 
-    return LlamaGrammar.from_string(schema_to_gbnf(json.loads(schema_json)), verbose=False)
+    return schema_to_gbnf(json.loads(schema_json))
 
 
-@lru_cache(maxsize=256)
-def _first_tokens(llama, words: tuple[str, ...]) -> dict[str, frozenset[int]]:
-    """The tokens each verdict word's reply may start with, exclusive to that word (per loaded model)."""
-    starts: dict[str, set[int]] = {}
-    for word in words:
-        starts[word] = {ids[0] for form in word_variants(word)
-                        if (ids := llama.tokenize(form.encode(), add_bos=False, special=False))}
-    shared = {t for w in words for t in starts[w] if any(t in starts[o] for o in words if o != w)}
-    return {w: frozenset(ids - shared) for w, ids in starts.items()}  # a token that starts two words tells nothing
+@lru_cache(maxsize=64)
+def _grammar(gbnf: str):
+    from llama_cpp import LlamaGrammar
+
+    return LlamaGrammar.from_string(gbnf, verbose=False)
+
+
+def tags_tool_calls(llama) -> bool:
+    """Whether the model's chat template writes tool calls as ``<tool_call>`` blocks (Qwen2.5 does)."""
+    return "<tool_call>" in str(llama.metadata.get("tokenizer.chat_template", ""))
+
+
+class _ForcedRows:
+    """A logits processor that keeps each step's logits and forces the tokens of ``path``, one per step."""
+
+    def __init__(self, path: tuple[int, ...]):
+        self.path, self.rows = path, []
+
+    def __call__(self, _input_ids, logits):
+        step = len(self.rows)
+        self.rows.append(logits.copy())
+        if step < len(self.path):  # every other token ruled out: greedy sampling takes this one
+            token = self.path[step]
+            kept = logits[token]
+            logits[:] = -float("inf")
+            logits[token] = kept if kept > -float("inf") else 0.0
+        return logits
 
 
 class _Perf:
@@ -195,46 +213,57 @@ class EmbeddedChatModel(BaseChatModel):
 
     # -- request shaping
 
-    def _prepare(self, messages: list[BaseMessage], kwargs: dict) -> tuple[list[dict], dict | None, str, list]:
-        """Turns to send, the JSON schema to constrain decoding to (if any), the output mode and the tools."""
+    def _prepare(self, messages: list[BaseMessage], kwargs: dict, tagged: bool
+                 ) -> tuple[list[dict], str | None, str, list]:
+        """Turns to send, the grammar to constrain decoding to (GBNF, if any), the output mode and the tools.
+
+        ``tagged``: the model was trained to call tools in ``<tool_call>`` blocks (Qwen2.5): the tools are listed
+        and called in that format, under a grammar of the offered tools. Others get a JSON protocol.
+        """
         tools = kwargs.get("tools") or []
         tool_choice = kwargs.get("tool_choice")
         response_format = kwargs.get("response_format") or {}
         schema, mode, msgs = response_format.get("schema"), "json" if response_format else "text", list(messages)
+        grammar = _json_gbnf(json.dumps(schema, sort_keys=True)) if schema is not None else None
         if tools and tool_choice != "none":
             names = [t["function"]["name"] for t in tools]
             if isinstance(tool_choice, str) and tool_choice in names:
                 tools = [t for t in tools if t["function"]["name"] == tool_choice]
             allow_answer = tool_choice in (None, "auto")
-            msgs = [SystemMessage(tool_instructions(tools, allow_answer))] + msgs
             max_calls = 3 if kwargs.get("parallel_tool_calls") else 1
-            schema, mode = tool_call_schema(tools, allow_answer, max_calls), "tools"
+            mode = "tools"
+            if tagged:  # after the caller's system text, as the model's template places it
+                msgs = msgs + [SystemMessage(tagged_tool_instructions(tools))]
+                grammar = tagged_call_grammar(tools, allow_answer, max_calls)
+            else:
+                msgs = [SystemMessage(tool_instructions(tools, allow_answer))] + msgs
+                grammar = _json_gbnf(json.dumps(tool_call_schema(tools, allow_answer, max_calls), sort_keys=True))
         elif mode == "json":
             msgs = msgs + [SystemMessage("Reply with one JSON object only.")]
-        return to_chat_messages(msgs), schema, mode, tools
+        return to_chat_messages(msgs, tagged), grammar, mode, tools
 
-    def _call(self, llama, turns: list[dict], schema: dict | None, stream: bool, max_tokens: int | None,
-              stop: list[str] | None = None, logits_processor: list | None = None):
+    def _call(self, llama, turns: list[dict], grammar: str | None, stream: bool, max_tokens: int | None,
+              stop: list[str] | None = None, logits_processor: list | None = None, lookup: bool = True):
         """Run llama.cpp: the GGUF's chat template when it has one, else a plain transcript."""
         common = {"temperature": self.temperature, "max_tokens": min(max_tokens or self.max_tokens, N_CTX),
                   "repeat_penalty": self.repeat_penalty, "stream": stream, "stop": list(stop or [])}
         processors, greedy = list(logits_processor or []), None
-        if schema is not None and self.temperature == 0 and not stream:
+        if grammar is not None and self.temperature == 0 and not stream:
             # the best token checked first, not the whole vocabulary at every step (greedy_grammar.py)
-            greedy = GreedyUnderGrammar(llama, _grammar(json.dumps(schema, sort_keys=True)), self.repeat_penalty,
+            greedy = GreedyUnderGrammar(llama, _grammar(grammar), self.repeat_penalty,
                                         llama.last_n_tokens_size)
             processors.append(greedy)
             common["repeat_penalty"] = 1.0  # applied by the processor, before it picks
-        elif schema is not None:
-            common["grammar"] = _grammar(json.dumps(schema, sort_keys=True))
+        elif grammar is not None:
+            common["grammar"] = _grammar(grammar)
         if processors:
             common["logits_processor"] = processors
         # greedy only: with sampling, accepting a draft would need the distributions compared, not one choice
-        llama.lookup = llama.last_lookup = LookupStats() if self.lookup and self.temperature == 0 else None
+        llama.lookup = llama.last_lookup = LookupStats() if lookup and self.lookup and self.temperature == 0 else None
         try:
             if "tokenizer.chat_template" in llama.metadata:
                 return llama.create_chat_completion(messages=turns, **common), "chat"
-            if schema is None:
+            if grammar is None:
                 common["stop"] += TRANSCRIPT_STOP
             return llama.create_completion(to_transcript(turns), **common), "completion"
         except ValueError as exc:
@@ -257,8 +286,13 @@ class EmbeddedChatModel(BaseChatModel):
         return {"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out}
 
     @staticmethod
-    def _tool_message(text: str, tools: list[dict], **fields) -> AIMessage:
-        """Tool calls from the constrained JSON; a call cut off or written into the answer is parsed or refused."""
+    def _tool_message(text: str, tools: list[dict], tagged: bool = False, **fields) -> AIMessage:
+        """Tool calls from the constrained reply; a call cut off or written into the answer is parsed or refused.
+
+        In the tagged format a reply without a ``<tool_call>`` block is the answer, whatever JSON it quotes.
+        """
+        if tagged and "<tool_call>" not in text:
+            return AIMessage(content=text.strip(), **fields)
         data = repair_json(text)
         if isinstance(data, dict) and isinstance(data.get("answer"), str) and not looks_like_tool_call(data["answer"]):
             return AIMessage(content=data["answer"], **fields)
@@ -272,43 +306,57 @@ class EmbeddedChatModel(BaseChatModel):
     # -- LangChain hooks
 
     def _verdict(self, messages: list[BaseMessage], words: list[str]) -> ChatResult:
-        """One forward pass over the prompt; the verdict words' probabilities at the reply's first token.
+        """The verdict words' probabilities as the reply's start (core/llm/choice_reading.py).
 
-        The logits are copied as the first token is sampled (a logits processor sees them before the grammar
-        and penalties): those of the prompt's last token, so nothing is decoded but that one token.
+        The logits are copied as each token is sampled (a logits processor sees them before the penalties):
+        the first are those of the prompt's last token, so a verdict whose words part at their first token
+        decodes nothing but that token. Words that start alike are read further by forcing their shared
+        tokens, one short call per point where they part, after the same (cached) prompt.
         """
-        turns = to_chat_messages(messages)
-        seen: list = []
-
-        def capture(_input_ids, logits):
-            if not seen:
-                seen.append(logits.copy())
-            return logits
+        calls: list[dict] = []
 
         with _llama_lock:
             llama = self._llama()
-            perf = _Perf(llama)
-            raw, _kind = self._call(llama, turns, None, False, 1, logits_processor=[capture])
-            timing = perf.read()
-            _finish_call(llama, timing)
-            firsts = _first_tokens(llama, tuple(words))
-        reading = reading_from_logits(seen[0], firsts) if seen else None
-        meta = self._metadata(raw["choices"][0].get("finish_reason"), timing)
+            turns = to_chat_messages(messages, tags_tool_calls(llama))
+            paths: dict[tuple[int, ...], list] = {}
+
+            def rows(path: tuple[int, ...]) -> list:
+                if path not in paths:
+                    perf = _Perf(llama)
+                    seen = _ForcedRows(path)
+                    raw, _kind = self._call(llama, turns, None, False, len(path) + 1, logits_processor=[seen],
+                                            lookup=False)
+                    timing = perf.read()
+                    _finish_call(llama, timing)
+                    calls.append({"raw": raw, "timing": timing})
+                    paths[path] = seen.rows
+                return paths[path]
+
+            def tokenize(word: str) -> list[int]:
+                return llama.tokenize(word.encode(), add_bos=False, special=False)
+
+            reading = choice_reading(list(words), tokenize, rows)
+        first = calls[0]
+        meta = self._metadata(first["raw"]["choices"][0].get("finish_reason"), first["timing"])
+        if len(calls) > 1:
+            meta["verdict_reads"] = len(calls)
         if reading:
             meta["verdict_probabilities"] = {"probabilities": reading.probabilities, "mass": reading.mass}
         best = max(reading.probabilities, key=reading.probabilities.get) if reading else ""
-        message = AIMessage(content=best, usage_metadata=self._usage(raw), response_metadata=meta)
+        usage = self._usage(first["raw"])
+        message = AIMessage(content=best, usage_metadata=usage, response_metadata=meta)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _generate(self, messages: list[BaseMessage], stop=None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         if kwargs.get("verdict_words"):
             return self._verdict(messages, list(kwargs["verdict_words"]))
-        turns, schema, mode, tools = self._prepare(messages, kwargs)
         with _llama_lock:
             llama = self._llama()
+            tagged = tags_tool_calls(llama)
+            turns, grammar, mode, tools = self._prepare(messages, kwargs, tagged)
             perf = _Perf(llama)
-            raw, kind = self._call(llama, turns, schema, False, kwargs.get("max_tokens"), stop)
+            raw, kind = self._call(llama, turns, grammar, False, kwargs.get("max_tokens"), stop)
             timing = perf.read()
             _finish_call(llama, timing)
         choice = raw["choices"][0]
@@ -317,14 +365,16 @@ class EmbeddedChatModel(BaseChatModel):
         fields = {"usage_metadata": usage,
                   "response_metadata": self._metadata(choice.get("finish_reason"), timing)}
         if mode == "tools":
-            message = self._tool_message(text, tools, **fields)
+            message = self._tool_message(text, tools, tagged, **fields)
         else:
             message = AIMessage(content=text.strip(), **fields)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(self, messages: list[BaseMessage], stop=None,
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        turns, schema, mode, _tools = self._prepare(messages, kwargs)
+        with _llama_lock:
+            tagged = tags_tool_calls(self._llama())
+        turns, _grammar_text, mode, _tools = self._prepare(messages, kwargs, tagged)
         if mode != "text" or kwargs.get("verdict_words"):  # JSON or a verdict is only useful whole: one chunk
             result = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
             yield ChatGenerationChunk(message=AIMessageChunk(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
@@ -14,10 +15,12 @@ def message_text(message: BaseMessage) -> str:
     return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
 
 
-def to_chat_messages(messages: list[BaseMessage]) -> list[dict]:
+def to_chat_messages(messages: list[BaseMessage], tagged: bool = False) -> list[dict]:
     """LangChain messages -> strictly alternating user/assistant turns (Gemma's template demands it).
 
-    Tool calls and tool results have no role of their own in the template, so they become text.
+    Tool calls and tool results have no role of their own in the template, so they become text: JSON, or with
+    ``tagged`` the ``<tool_call>`` / ``<tool_response>`` blocks Qwen2.5 was trained on (its own template
+    renders a tool result as a user turn too).
     """
     system: list[str] = []
     turns: list[dict] = []
@@ -26,10 +29,15 @@ def to_chat_messages(messages: list[BaseMessage]) -> list[dict]:
             system.append(message_text(m))
             continue
         if isinstance(m, ToolMessage):
-            role, text = "user", f"Tool result ({m.name or 'tool'}):\n{message_text(m)}"
+            role = "user"
+            text = (f"<tool_response>\n{message_text(m)}\n</tool_response>" if tagged
+                    else f"Tool result ({m.name or 'tool'}):\n{message_text(m)}")
         elif isinstance(m, AIMessage):
             calls = [{"name": c["name"], "arguments": c["args"]} for c in m.tool_calls]
-            text = message_text(m) or (json.dumps({"tool_calls": calls}, ensure_ascii=False) if calls else "")
+            if tagged and calls:
+                text = "\n".join([message_text(m)] * bool(message_text(m)) + [tagged_call(c) for c in calls])
+            else:
+                text = message_text(m) or (json.dumps({"tool_calls": calls}, ensure_ascii=False) if calls else "")
             role = "assistant"
         else:
             role, text = "user", message_text(m)
@@ -59,9 +67,9 @@ def to_transcript(turns: list[dict]) -> str:
     return "\n".join(parts) + "\nAssistant:"
 
 
-def tool_call_schema(tools: list[dict], allow_answer: bool, max_calls: int = 1) -> dict:
-    """JSON schema for one turn: a list of calls to the given tools, or (optionally) an answer."""
-    call_variants = [
+def _call_variants(tools: list[dict]) -> list[dict]:
+    """One JSON schema per tool: its name, and arguments of its parameters' schema."""
+    return [
         {
             "type": "object",
             "properties": {
@@ -72,9 +80,13 @@ def tool_call_schema(tools: list[dict], allow_answer: bool, max_calls: int = 1) 
         }
         for t in tools
     ]
+
+
+def tool_call_schema(tools: list[dict], allow_answer: bool, max_calls: int = 1) -> dict:
+    """JSON schema for one turn: a list of calls to the given tools, or (optionally) an answer."""
     calls = {
         "type": "object",
-        "properties": {"tool_calls": {"type": "array", "items": {"anyOf": call_variants},
+        "properties": {"tool_calls": {"type": "array", "items": {"anyOf": _call_variants(tools)},
                                       "minItems": 1, "maxItems": max_calls}},
         "required": ["tool_calls"],
     }
@@ -94,3 +106,50 @@ def tool_instructions(tools: list[dict], allow_answer: bool) -> str:
     if allow_answer:
         lines.append('If no tool is needed, put your reply to the user in the "answer" field instead.')
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- the tagged format Qwen2.5 was trained on
+
+TAGGED_TOOLS = """# Tools
+
+You may call one or more functions to assist with the user query.
+
+You are provided with function signatures within <tools></tools> XML tags:
+<tools>
+{tools}
+</tools>
+
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> \
+XML tags:
+<tool_call>
+{{"name": <function-name>, "arguments": <args-json-object>}}
+</tool_call>"""
+
+
+def tagged_call(call: dict) -> str:
+    """One call as the model writes it: ``<tool_call>`` JSON of its name and arguments ``</tool_call>``."""
+    body = json.dumps({"name": call["name"], "arguments": call.get("args", call.get("arguments", {}))},
+                      ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call>"
+
+
+def tagged_tool_instructions(tools: list[dict]) -> str:
+    """The tools as Qwen2.5's template lists them in its system turn."""
+    return TAGGED_TOOLS.format(tools="\n".join(json.dumps(t, ensure_ascii=False) for t in tools))
+
+
+def tagged_call_grammar(tools: list[dict], allow_answer: bool, max_calls: int = 1) -> str:
+    """GBNF for one turn in the tagged format: up to ``max_calls`` ``<tool_call>`` blocks, each naming an offered
+    tool with its arguments' schema, or (optionally) an answer in plain text that does not start with a tag."""
+    from core.llm.embedded_grammar import schema_to_gbnf  # imports llama.cpp: only where the model runs
+
+    body = schema_to_gbnf({"anyOf": _call_variants(tools)})
+    body = re.sub(r"^root ::=", "tool-call-json ::=", body, flags=re.M)
+    more = f' ("\\n" tool-call-tagged){{0,{max_calls - 1}}}' if max_calls > 1 else ""
+    rules = ['tool-call-tagged ::= "<tool_call>\\n" tool-call-json "\\n</tool_call>"',
+             f"tool-calls ::= tool-call-tagged{more}"]
+    if allow_answer:
+        rules += ["root ::= tool-calls | free-answer", r"free-answer ::= [^<\x00] [^\x00]*"]
+    else:
+        rules.append("root ::= tool-calls")
+    return body + "\n" + "\n".join(rules) + "\n"

@@ -119,13 +119,17 @@ class Outcome(Generic[T]):
     p: float | list[float] | None = None  # a list for verdicts over several items (knowledge strips)
     threshold: float | list[float] | None = None
     method: str = "text"
+    choices: dict[str, float] | None = None  # a choice among several (an agent's next step): p of each
 
     def trace_fields(self) -> dict:
         """What the trace records of how the verdict was read."""
         if self.method != "probability":
             return {"method": "text"}
         p = [round(x, 3) for x in self.p] if isinstance(self.p, list) else round(self.p, 3)
-        return {"method": "probability", "p": p, "threshold": self.threshold}
+        fields = {"method": "probability", "p": p, "threshold": self.threshold}
+        if self.choices:
+            fields["p_choices"] = {name: round(x, 3) for name, x in self.choices.items()}
+        return fields
 
     def reading(self) -> str:
         """How the decision was read: ``0.81 ≥ 0.62`` (probability), "" for a written verdict."""

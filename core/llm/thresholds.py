@@ -22,6 +22,8 @@ GRADERS = {
     "useful": "the answer resolves the question (score 4 or 5)",
     "retrieve": "the message needs looking up (Self-RAG's retrieve-or-not)",
     "claim": "the evidence states the sentence (the claim check)",
+    "tool": "an agent's next step read from its probabilities: the chosen tool's (or answering's) share over the steps "
+            "offered, below which the step the agent wrote stands",
 }
 BAND_GRADERS = {"crag"}
 GENERIC: dict[str, float | tuple[float, float]] = ({name: 0.5 for name in GRADERS}

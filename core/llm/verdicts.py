@@ -58,7 +58,7 @@ def reading_from_logits(logits, first_tokens: dict[str, set[int]]) -> Reading | 
     row = np.exp(row - row.max())
     total = row.sum()
     mass = {word: float(row[list(ids)].sum() / total) for word, ids in first_tokens.items() if ids}
-    return _renormalised(mass)
+    return renormalised(mass)
 
 
 def reading_from_logprobs(top: list[dict], words: list[str]) -> Reading | None:
@@ -71,10 +71,11 @@ def reading_from_logprobs(top: list[dict], words: list[str]) -> Reading | None:
         starts = [w for w in words if w.lower().startswith(token) or token.startswith(w.lower())]
         if len(starts) == 1:  # a token that could begin two alternatives tells nothing
             mass[starts[0]] += math.exp(float(entry.get("logprob", -math.inf)))
-    return _renormalised(mass)
+    return renormalised(mass)
 
 
-def _renormalised(mass: dict[str, float]) -> Reading | None:
+def renormalised(mass: dict[str, float]) -> Reading | None:
+    """The alternatives' masses as shares of their sum; None when they had next to none."""
     total = sum(mass.values())
     if total < MIN_MASS:
         return None

@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from core.knowledge.citations import format_labelled, label_sources, source_label
 from core.knowledge.citations import verify_citations as check_citations
 from core.llm import graders
+from core.llm.tool_choice import ANSWER
 from core.patterns import Pattern
 from core.patterns.common import (
     ANSWERED,
@@ -35,6 +36,7 @@ from core.patterns.common import (
     run_sources,
     say,
 )
+from core.patterns.next_step import choice_event, chosen, read_step
 from core.patterns.state import per_question, question_defaults
 from core.patterns.tools import (
     MAX_TOOL_CALLS,
@@ -80,26 +82,36 @@ def counters(ctx: RunContext, state: AgenticState) -> dict:
 
 
 def agent(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
-    """Node: the model answers directly or calls the retriever (a reply with neither searches with the question)."""
+    """Node: the model answers directly or calls the retriever (a reply with neither searches with the question).
+
+    Retrieve-or-answer is first read from the model's probabilities (core.patterns.next_step): a confident
+    reading makes the model write the search query, or the answer; otherwise it decides itself.
+    """
     ctx = runtime.context
     history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
     tools = tools_of(ctx, state)
-    model = bind_agent_tools(ctx.llm, tools)
-    reply = model.invoke([SystemMessage(P.AGENT_SYSTEM), *history, HumanMessage(state["standalone_question"])])
+    asked = [SystemMessage(P.AGENT_SYSTEM), *history, HumanMessage(state["standalone_question"])]
+    outcome = read_step(ctx, [SystemMessage(P.AGENT_SYSTEM + "\n\nTools:\n" + "\n".join(t.line() for t in tools)),
+                              *asked[1:]], tools, after_results=False)
+    step = chosen(outcome)
+    model = bind_agent_tools(ctx.llm, tools, tool_choice="none" if step == ANSWER else step or "auto")
+    reply = model.invoke(asked)
     listed = tools_event("agent", tools)
+    written = ", ".join(c["name"] for c in reply.tool_calls) or "answer"
+    choice = choice_event("agent", 1, outcome, written if step is None else None, written)
     if reply.tool_calls:
         calls, notes = cap_calls(reply.tool_calls, "agent")
         return {"tool_calls": calls, "query": query_of(calls[0].get("args")) or state["standalone_question"],
-                "trace": [listed] + [action_event("agent", 1, c) for c in calls] + notes}
+                "trace": [listed, choice] + [action_event("agent", 1, c) for c in calls] + notes}
     text = str(reply.content).strip()
     if not text:  # neither an answer nor a call: search with the question rather than answer nothing
         call = new_call(tools[0].name, state["standalone_question"])
         ev = event("agent", "route", grader="agent", target=tools[0].name, verdict="fallback",
                    reason="the agent gave neither an answer nor a tool call; searching with the question")
-        return {"tool_calls": [call], "query": state["standalone_question"], "trace": [listed, ev]}
+        return {"tool_calls": [call], "query": state["standalone_question"], "trace": [listed, choice, ev]}
     ev = event("agent", "route", grader="agent", target="direct", verdict="answer",
                reason="the agent answered without calling a tool")
-    return {"tool_calls": [], "draft": text, "trace": [listed, ev]}
+    return {"tool_calls": [], "draft": text, "trace": [listed, choice, ev]}
 
 
 def route_after_agent(state: AgenticState) -> Literal["retrieve", "direct_answer"]:
@@ -229,7 +241,7 @@ def build() -> StateGraph:
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
-    """contextualize 1 + agent 1
+    """contextualize 1 + agent 2 (the reading of its step, then its reply)
     + first round: relevance per chunk (graders.VERDICT_CALLS: p read once, then written with one parse retry),
       up to MAX_TOOL_CALLS calls of k chunks
     + each rewrite: rewriter 2 + relevance per chunk (one call of k chunks)
@@ -238,7 +250,7 @@ def max_llm_calls(settings, sources: int | None = None) -> int:
     """
     k = settings.k
     v = graders.VERDICT_CALLS
-    return 1 + 1 + v * MAX_TOOL_CALLS * k + settings.max_rewrites * (2 + v * k) + 1
+    return 1 + 2 + v * MAX_TOOL_CALLS * k + settings.max_rewrites * (2 + v * k) + 1
 
 
 PATTERN = Pattern(

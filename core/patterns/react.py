@@ -18,6 +18,7 @@ from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
 from core.patterns import Pattern
+from core.patterns.next_step import choice_event, read_step, settle_text_step
 from core.patterns.react_loop import (
     REASONS,
     RESULT_FIELDS,
@@ -148,11 +149,17 @@ def step_messages(question: str, tools: list[AgentTool], steps: list[dict]) -> l
 
 
 def agent(state: ReactState, runtime: Runtime[RunContext]) -> dict:
-    """Node: one model reply in the text protocol, parsed into a tool call, a final answer or a format error."""
+    """Node: one model reply in the text protocol, parsed into a tool call, a final answer or a format error.
+
+    The step's choice (which tool, or the answer) is then read from the model's probabilities after the same
+    prompt (core.patterns.next_step); a confident reading decides it, the written Action Input is kept.
+    """
     ctx = runtime.context
     iteration = state.get("iterations", 0) + 1
     tools = tools_of(ctx, state)
-    reply = ctx.llm.invoke(step_messages(state["standalone_question"], tools, state.get("steps", [])), stop=STOP)
+    question = state["standalone_question"]
+    messages = step_messages(question, tools, state.get("steps", []))
+    reply = ctx.llm.invoke(messages, stop=STOP)
     listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
     text = str(reply.content).strip()
     step = parse_step(text)
@@ -163,11 +170,18 @@ def agent(state: ReactState, runtime: Runtime[RunContext]) -> dict:
                             counters={**counters(state, ctx.settings), "iterations": iteration, "parse_errors": errors})]
         return {"iterations": iteration, "parse_errors": errors, "pending": [], "trace": events,
                 "steps": state.get("steps", []) + [{"raw": text[:600], "error": step["error"]}]}
+    if "action" in step:
+        step["action"] = resolve_tool_name(step["action"], tools)
+    written = "answer" if "final" in step else step["action"]
+    outcome = read_step(ctx, messages, tools, after_results=bool(state.get("steps")))
+    step = settle_text_step(step, outcome, question)
+    taken = "answer" if "final" in step else step["action"]
     events = listed + ([thought_event("agent", iteration, step["thought"])] if step.get("thought") else [])
+    events.append(choice_event("agent", iteration, outcome, written, taken))
     if "final" in step:
-        return {"iterations": iteration, "final_answer": step["final"], "pending": [],
-                "trace": events + [final_event("agent", step["final"])]}
-    call = new_call(resolve_tool_name(step["action"], tools), step["input"])
+        return {"iterations": iteration, "final_answer": step["final"], "answering": True, "pending": [],
+                "trace": events + ([final_event("agent", step["final"])] if step["final"] else [])}
+    call = new_call(step["action"], step["input"])
     return {"iterations": iteration, "pending": [call], "pending_thought": step["thought"],
             "trace": events + [action_event("agent", iteration, call)]}
 
@@ -175,7 +189,7 @@ def agent(state: ReactState, runtime: Runtime[RunContext]) -> dict:
 def route_after_agent(state: ReactState, runtime: Runtime[RunContext]
                       ) -> Literal["review_tool_calls", "tools", "finish", "agent", "best_answer"]:
     """Router: the answer, the tool call (reviewed first when asked), or after a parse error another step."""
-    if state.get("final_answer"):
+    if state.get("final_answer") or state.get("answering"):
         return "finish"
     if state.get("pending"):
         return "review_tool_calls" if state.get("review") else "tools"

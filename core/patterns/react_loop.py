@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from langchain_core.documents import Document
+from langchain_core.messages import HumanMessage
 from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 
@@ -17,6 +18,7 @@ from core.patterns.common import (
     ANSWERED,
     DIRECT_ANSWER,
     BaseState,
+    answer_directly,
     answer_from_documents,
     final,
     graph_with_review,
@@ -26,7 +28,6 @@ from core.patterns.common import (
 from core.patterns.state import per_turn
 from core.patterns.tools import (
     AgentTool,
-    ToolRun,
     merge_documents,
     observation_event,
     query_of,
@@ -57,11 +58,19 @@ class LoopState(BaseState, total=False):
     repeat_noted: Annotated[bool, per_turn(False, "the agent has been told once that it repeated a call")]
     repeated: Annotated[str, per_turn("", "the call(s) of a step that only repeated earlier calls after that note: "
                                           "the loop stops there")]
+    answering: Annotated[bool, per_turn(False, "the next step is the answer (its text may still be unwritten: the "
+                                               "loop's end writes it from the documents found, or directly)")]
 
 
-REPEAT_NOTE = ("You already made this exact call in this turn, and its result above will not change. "
-               "Write the Final Answer from the observations now, or call another tool for a part of the "
-               "question they do not cover yet.")
+REPEAT_NOTE = ("You already made this exact call in this turn; its result, repeated below, will not change. "
+               "Your next step must be the Final Answer from the observations, or a call of another tool for a part "
+               "of the question they do not cover yet.")
+
+
+REPEATED_NOTED = "already made in this turn: its result is given back with a note to answer or call another tool"
+REPEATED_WITH_DOCUMENTS = "already made in this turn, again after the note: the run answers from the documents found"
+ANSWERED_AFTER_REPEAT = "written from the documents found, after the agent repeated a call"
+REPEATED_STUCK = "already made in this turn, again after the note, and nothing found: the loop stops"
 
 
 def tools_of(ctx: RunContext, state: dict) -> list[AgentTool]:
@@ -72,27 +81,28 @@ def tools_of(ctx: RunContext, state: dict) -> list[AgentTool]:
 def make_tools_node(record_step):
     """Node ``tools``: run the pending call(s); ``record_step(state, call, run)`` returns the scratchpad update.
 
-    A call identical to one already made this turn is not run again (its result cannot change): the
-    agent is told so instead. A step made only of such calls after that note sets ``repeated``, and the
-    loop ends with the best answer: an agent that repeats itself twice is stuck, and more steps would
-    only spend the budget. (Qwen 1.5B repeats its first search once in about half of its runs; told
-    so, it can still answer or search the other half of a two-part question.)
+    A call identical to one already made this turn is not searched again as new (its result cannot change): the
+    agent gets that result back with a note that its next step must answer or call another tool. A step made
+    only of such calls after that note is stuck: with documents found the run answers from them (their
+    observations held what the agent kept asking for), without any it stops with ``repeated``. (Qwen 1.5B
+    repeats its first search once in about half of its runs.)
     """
 
     def tools(state: dict, runtime: Runtime[RunContext]) -> dict:
         ctx = runtime.context
         offered = tools_of(ctx, state)
+        question = state.get("standalone_question", "")
         docs: list[Document] = list(state.get("documents", []))
         made: list[str] = list(state.get("made") or [])
         events, update, repeats, searched = [], {}, [], []
         for call in state.get("pending", []):
             name, query = call.get("name", ""), query_of(call.get("args"))
             key = f"{name}({query})"
+            run = run_tool(ctx, offered, call, question)
             if key in made:
                 repeats.append(key)
-                run = ToolRun(name, query, "repeated", text=REPEAT_NOTE, call_id=call.get("id", ""))
+                run.status, run.text = "repeated", f"{REPEAT_NOTE}\n\n{run.text}"
             else:
-                run = run_tool(ctx, offered, call, state.get("standalone_question", ""))
                 searched += run.searched
                 docs = merge_documents(docs, run.documents)
                 events.append(observation_event("tools", state.get("iterations", 0), run))
@@ -100,12 +110,12 @@ def make_tools_node(record_step):
             update = record_step({**state, **update}, call, run)
         stuck = bool(repeats) and len(repeats) == len(state.get("pending", [])) and state.get("repeat_noted", False)
         if repeats:
+            why = (REPEATED_WITH_DOCUMENTS if stuck and docs else REPEATED_STUCK if stuck else REPEATED_NOTED)
             events.append(event("tools", "verdict", grader="repeat_guard", target="; ".join(repeats), verdict="repeated",
-                                reason="already made in this turn: not run again"
-                                       + ("; repeated after being told so: the loop stops" if stuck
-                                          else "; the agent is told so")))
+                                reason=why))
+        stop_here = {"answering": True} if stuck and docs else {"repeated": "; ".join(repeats)} if stuck else {}
         return {**update, "documents": docs, "pending": [], "trace": events, "made": made, "searched": searched,
-                **({"repeat_noted": True} if repeats else {}), **({"repeated": "; ".join(repeats)} if stuck else {})}
+                **({"repeat_noted": True} if repeats else {}), **stop_here}
 
     return tools
 
@@ -121,7 +131,11 @@ def _tool_calls(state: dict) -> int:
 
 
 def finish(state: dict, runtime: Runtime[RunContext]) -> dict:
-    """Node: the agent's final answer, with the documents its tools returned as sources."""
+    """Node: the agent's final answer, with the documents its tools returned as sources.
+
+    An answer step without words is written here: from the documents found, or directly where none were
+    (a greeting the agent was sure needed no search).
+    """
     ctx = runtime.context
     question = state["standalone_question"]
     docs = state.get("documents", [])
@@ -129,12 +143,16 @@ def finish(state: dict, runtime: Runtime[RunContext]) -> dict:
     c = counters(state, ctx.settings)
     if not answer and docs:  # the model stopped without words: write the answer from what it found
         answer = answer_from_documents(ctx, question, docs)
+    elif not answer and state.get("answering"):
+        answer = answer_directly(ctx, state.get("messages") or [HumanMessage(question)])
     if not answer:
         answer = say(question, "모델이 빈 답을 돌려주었습니다.", "The model returned an empty answer.")
         return {**final(answer), **stop("finish", "error", "the agent ended with an empty reply", counters=c)}
     reason = "answered" if c["tool_calls"] else "direct_answer"
     message = (f"final answer after {c['iterations']} step(s), {c['tool_calls']} tool call(s)"
                + (f", {c['parse_errors']} parse error(s)" if c["parse_errors"] else ""))
+    if docs and state.get("repeat_noted") and not state.get("final_answer"):
+        message += "; " + ANSWERED_AFTER_REPEAT
     return {**final(answer, docs), "sources": label_sources(docs), **stop("finish", reason, message, counters=c)}
 
 
@@ -162,9 +180,11 @@ def best_answer(state: dict, runtime: Runtime[RunContext]) -> dict:
     return {**final(answer), **stop("best_answer", reason, f"{why}: no documents gathered", counters=c)}
 
 
-def after_step(state: dict, runtime: Runtime[RunContext]) -> Literal["agent", "best_answer"]:
+def after_step(state: dict, runtime: Runtime[RunContext]) -> Literal["agent", "best_answer", "finish"]:
     """Router after a tool step, a parse error or a rejection: another model step while the budget lasts (the
     run's ``max_iterations``, read when it routes) and the agent is not repeating itself."""
+    if state.get("answering"):
+        return "finish"
     if state.get("repeated"):
         return "best_answer"
     return "agent" if state.get("iterations", 0) < runtime.context.settings.max_iterations else "best_answer"
@@ -183,5 +203,6 @@ def react_graph(state_schema: type, agent, route_after_agent, review, record_ste
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
-    """contextualize 1 + one model reply per step (max_iterations) + the answer at the limit 1."""
-    return 1 + settings.max_iterations + 1
+    """contextualize 1 + per step (max_iterations) the model's reply and the reading of its choice
+    + the answer at the end 1 (from the documents, or directly)."""
+    return 1 + 2 * settings.max_iterations + 1

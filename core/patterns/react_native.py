@@ -13,7 +13,9 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage, Too
 from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
+from core.llm.tool_choice import ANSWER
 from core.patterns import Pattern
+from core.patterns.next_step import choice_event, chosen, read_step
 from core.patterns.react_loop import (
     REASONS,
     RESULT_FIELDS,
@@ -47,31 +49,42 @@ class ReactNativeState(LoopState, total=False):
 
 
 def agent(state: ReactNativeState, runtime: Runtime[RunContext]) -> dict:
-    """Node: one model reply with the tools bound: its tool calls (at most MAX_TOOL_CALLS), or the final answer."""
+    """Node: one model reply with the tools bound: its tool calls (at most MAX_TOOL_CALLS), or the final answer.
+
+    The step is first read from the model's probabilities over the tools and answering (core.patterns.next_step):
+    a confident reading binds that one tool (the model writes only its arguments) or none (the model answers);
+    otherwise the model chooses among all the tools itself, several at once if it likes.
+    """
     ctx = runtime.context
     iteration = state.get("iterations", 0) + 1
-    exchange = state.get("agent_messages", [])
+    exchange = compact_tool_messages(state.get("agent_messages", []))
     tools = tools_of(ctx, state)
     listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
-    model = bind_agent_tools(ctx.llm, tools, parallel=True)
-    reply = model.invoke([SystemMessage(P.REACT_NATIVE_SYSTEM), HumanMessage(state["standalone_question"]),
-                          *compact_tool_messages(exchange)])
+    asked = [SystemMessage(P.REACT_NATIVE_SYSTEM), HumanMessage(state["standalone_question"]), *exchange]
+    outcome = read_step(ctx, [SystemMessage(P.REACT_NATIVE_SYSTEM + "\n\nTools:\n" + "\n".join(t.line() for t in tools)),
+                              *asked[1:]], tools, after_results=bool(exchange))
+    step = chosen(outcome)
+    model = bind_agent_tools(ctx.llm, tools, parallel=step is None,
+                             tool_choice="none" if step == ANSWER else step or "auto")
+    reply = model.invoke(asked)
     text = str(reply.content or "").strip()
-    if not reply.tool_calls:
-        return {"iterations": iteration, "final_answer": text, "pending": [],
-                "trace": listed + [final_event("agent", text)]}
-    calls, notes = cap_calls(reply.tool_calls, "agent")
-    events = listed + ([thought_event("agent", iteration, text)] if text else [])
+    calls, notes = cap_calls(reply.tool_calls, "agent") if reply.tool_calls else ([], [])
+    written = ", ".join(c["name"] for c in calls) or "answer"
+    choice = choice_event("agent", iteration, outcome, written if step is None else None, written)
+    if not calls:
+        return {"iterations": iteration, "final_answer": text, "answering": True, "pending": [],
+                "trace": listed + [choice] + ([final_event("agent", text)] if text else [])}
+    events = listed + ([thought_event("agent", iteration, text)] if text else []) + [choice]
     events += [action_event("agent", iteration, c) for c in calls] + notes
-    return {"iterations": iteration, "pending": calls, "agent_messages": exchange + [with_calls(reply, calls)],
-            "trace": events}
+    return {"iterations": iteration, "pending": calls,
+            "agent_messages": state.get("agent_messages", []) + [with_calls(reply, calls)], "trace": events}
 
 
 def route_after_agent(state: ReactNativeState) -> Literal["review_tool_calls", "tools", "finish"]:
     """Router: the tool calls (reviewed first when asked), or the final answer."""
     if state.get("pending"):
         return "review_tool_calls" if state.get("review") else "tools"
-    return "finish"
+    return "finish"  # an answer, or a reply with neither (the loop's end writes one)
 
 
 def record_step(state: ReactNativeState, call: dict, run) -> dict:

@@ -47,7 +47,7 @@ class AgentTool:
                            "required": ["query"]}}}
 
     def line(self) -> str:
-        """How the prompt-protocol ReAct lists the tool."""
+        """How the prompt-protocol ReAct (and a step's reading) lists the tool."""
         return f"{self.name}: {' '.join(self.description.split())}"
 
 
@@ -88,16 +88,18 @@ def tools_event(node: str, tools: list[AgentTool], web_ready: bool = True) -> di
                  tools=[{"name": t.name, "collections": list(t.collections), "web": t.web} for t in tools])
 
 
-def bind_agent_tools(model, tools: list[AgentTool], parallel: bool = False):
+def bind_agent_tools(model, tools: list[AgentTool], parallel: bool = False, tool_choice: str = "auto"):
     """The model with the tools bound; ``parallel`` allows several calls in one turn where supported.
 
-    No tools (no collection enabled, no web key): the plain model, since APIs reject ``tool_choice``
-    without tools.
+    ``tool_choice``: "auto" (the model decides), a tool's name (that tool must be called: only its arguments
+    are written) or "none" (an answer in words). No tools (no collection enabled, no web key): the plain model,
+    since APIs reject ``tool_choice`` without tools.
     """
     if not tools:
         return model
-    kwargs = {"tool_choice": "auto"}
-    if parallel and type(model).__name__ != "ChatOllama":  # Ollama's client rejects the flag (calls in parallel anyway)
+    kwargs = {"tool_choice": tool_choice}
+    # Ollama's client rejects the flag (it calls in parallel anyway)
+    if parallel and tool_choice == "auto" and type(model).__name__ != "ChatOllama":
         kwargs["parallel_tool_calls"] = True
     return model.bind_tools([t.schema() for t in tools], **kwargs)
 

@@ -22,6 +22,15 @@ WEB_SEARCH_TOOL = """Search the web. Use it only for recent news or facts the do
 cannot contain (events after they were written, other subjects, general knowledge). Pass a short \
 keyword query."""
 
+# ---------------------------------------------------------------- an agent's next step, read from probabilities
+
+# appended to the agent's own prompt (its tools, the question, the results so far), so the reading shares its
+# prefix with the step the agent writes and a local model reads only this line anew
+TOOL_CHOICE_TASK = """Task: choose the next step. Reply with one word: the name of the tool to call next \
+({names}), or answer if {answer_when}."""
+ANSWER_AT_ONCE = "the message needs no search (a greeting, thanks, small talk or common knowledge)"
+ANSWER_FROM_RESULTS = "the results above already hold what the question asks, or it needs no search"
+
 # ---------------------------------------------------------------- tool-calling RAG agent
 
 AGENT_SYSTEM = f"""You are an assistant that answers from the user's indexed documents. \

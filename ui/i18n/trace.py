@@ -54,6 +54,15 @@ EXACT = {
         "이번 턴에 이미 한 호출이라 다시 실행하지 않고, 에이전트에게 그렇게 알립니다",
     "already made in this turn: not run again; repeated after being told so: the loop stops":
         "이번 턴에 이미 한 호출이라 다시 실행하지 않습니다. 알린 뒤에도 되풀이해 멈춥니다",
+    "already made in this turn: its result is given back with a note to answer or call another tool":
+        "이번 턴에 이미 한 호출이라, 그 결과를 다시 주며 답하거나 다른 도구를 부르라고 알립니다",
+    "already made in this turn, again after the note: the run answers from the documents found":
+        "이번 턴에 이미 한 호출을 알린 뒤에도 되풀이해, 찾은 문서로 답합니다",
+    "already made in this turn, again after the note, and nothing found: the loop stops":
+        "이번 턴에 이미 한 호출을 알린 뒤에도 되풀이했고 찾은 것이 없어 멈춥니다",
+    "written from the documents found, after the agent repeated a call": "에이전트가 호출을 되풀이한 뒤 찾은 문서로 썼습니다",
+    "the provider gives no probabilities: the step the agent wrote stands":
+        "제공자가 확률을 주지 않아 에이전트가 쓴 단계를 그대로 따릅니다",
     "retrieval needed": "검색이 필요합니다",
     "no retrieval needed": "검색이 필요 없습니다",  # runs recorded before the decision named the message's kind
     "retrieval needed: lookup": "검색이 필요합니다: 자료 조회",
@@ -139,6 +148,12 @@ TEMPLATES = (
     ("{why}: no documents gathered", "{why}: 모은 문서가 없습니다"),
     ("the agent repeated {call}, already made in this turn", "에이전트가 이번 턴에 이미 한 호출 {call}을(를) 반복했습니다"),
     ("stopped at the step limit ({n} of {limit})", "단계 한도에서 멈췄습니다 ({limit}회 중 {n}회)"),
+    ("{read} {reading}: not sure enough, the step the agent wrote stands ({was}); {shown}",
+     "{read} {reading}: 확신이 부족해 에이전트가 쓴 단계를 따릅니다 ({was}); {shown}"),
+    ("read from probabilities: {read} {reading} (the agent wrote {was}); {shown}",
+     "확률로 읽음: {read} {reading} (에이전트가 쓴 것: {was}); {shown}"),
+    ("read from probabilities: {read} {reading}; {shown}", "확률로 읽음: {read} {reading}; {shown}"),
+    ("final answer after {n} step(s), {calls} tool call(s); {why}", "{n}단계, 도구 호출 {calls}회 후 최종 답변; {why}"),
     ("gave up after {spent}: returned the best grounded answer ({score}/5)",
      "{spent} 후 포기: 근거가 있는 가장 나은 답변을 돌려주었습니다 ({score}/5)"),
     ("gave up after {spent}: no answer was grounded in the documents", "{spent} 후 포기: 문서에 근거한 답변이 없었습니다"),

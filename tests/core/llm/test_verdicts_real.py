@@ -7,8 +7,8 @@ from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from core.llm import graders
-from core.llm.embedded_llm import EmbeddedChatModel, _first_tokens, _llama_lock, get_llama
-from core.llm.verdicts import written_verdicts
+from core.llm.embedded_llm import EmbeddedChatModel, _llama_lock, get_llama
+from core.llm.verdicts import word_variants, written_verdicts
 
 pytestmark = pytest.mark.real_model
 
@@ -27,7 +27,9 @@ def test_the_probabilities_are_read_from_the_prompts_last_logits():
     with _llama_lock:  # the context still holds the prompt's last logits: the same softmax, by hand
         llama = get_llama(model.model_file())
         row = np.ctypeslib.as_array(llama._ctx.get_logits_ith(-1), shape=(llama.n_vocab(),)).astype(np.float64)
-        firsts = _first_tokens(llama, ("yes", "no"))
+        starts = {w: {llama.tokenize(f.encode(), add_bos=False, special=False)[0] for f in word_variants(w)}
+                  for w in ("yes", "no")}
+    firsts = {w: ids - starts["no" if w == "yes" else "yes"] for w, ids in starts.items()}
     probs = np.exp(row - row.max())
     probs /= probs.sum()
     mass = {w: probs[list(ids)].sum() for w, ids in firsts.items()}

@@ -1,0 +1,62 @@
+"""How an agent's next step is settled: the step read from the model's probabilities, and what it wrote.
+
+The agents' choice of tool (ReAct's Action, the native loop's call, Agentic's retrieve-or-answer) is read
+with ``core.llm.tool_choice``. Where the reading is confident its step is taken, with what the agent wrote
+that still fits it (the search query of any Action it wrote, else the question); otherwise the written
+step stands. The trace says which way it went, with p per step and the threshold.
+"""
+
+from __future__ import annotations
+
+from core.llm.tool_choice import ANSWER, read_next_step
+from core.patterns.tools import AgentTool, short
+from core.runtime.context import RunContext
+from core.runtime.trace import event
+
+
+def read_step(ctx: RunContext, messages: list, tools: list[AgentTool], after_results: bool):
+    """The next step read from the grader model's probabilities over ``tools`` and answering (None: not read)."""
+    if not tools:
+        return None
+    return read_next_step(ctx.grader, messages, [t.name for t in tools], after_results, ctx.thresholds)
+
+
+def chosen(outcome) -> str | None:
+    """The step the reading decides (a tool's name or ``answer``), or None where the written step stands."""
+    return outcome.value.step if outcome is not None and outcome.value.confident else None
+
+
+def settle_text_step(written: dict, outcome, question: str) -> dict:
+    """The text-protocol step to take: the written one, or the read choice with the parts of it that fit.
+
+    A read ``answer`` keeps a written Final Answer, or leaves it empty (the loop's end writes one from the
+    documents found, or answers directly where there are none). A read tool takes the written Action Input, or
+    the question where the agent wrote no Action.
+    """
+    step = chosen(outcome)
+    if step is None or "error" in written:
+        return written
+    thought = written.get("thought", "")
+    if step == ANSWER:
+        return written if "final" in written else {"thought": thought, "final": ""}
+    if written.get("action") == step:
+        return written
+    return {"thought": thought, "action": step, "input": written.get("input") or " ".join(question.split())}
+
+
+def choice_event(node: str, iteration: int, outcome, written: str | None, taken: str | None) -> dict:
+    """The trace event of a step choice: what was read (p per step), what was written, what was taken."""
+    if outcome is None:
+        return event(node, "route", grader="tool_choice", step="choice", target=taken or "?", verdict=taken or "?",
+                     method="text", iteration=iteration,
+                     reason="the provider gives no probabilities: the step the agent wrote stands")
+    read, reading, was = outcome.value.step, outcome.reading(), short(written, 60) if written else "-"
+    shown = ", ".join(f"{name} {p:.2f}" for name, p in sorted(outcome.choices.items(), key=lambda kv: -kv[1]))
+    if not outcome.value.confident:
+        why = f"{read} {reading}: not sure enough, the step the agent wrote stands ({was}); {shown}"
+    elif written and written != read:
+        why = f"read from probabilities: {read} {reading} (the agent wrote {was}); {shown}"
+    else:
+        why = f"read from probabilities: {read} {reading}; {shown}"
+    return event(node, "route", grader="tool_choice", step="choice", target=taken or read, verdict=taken or read,
+                 iteration=iteration, reason=why, **outcome.trace_fields())
