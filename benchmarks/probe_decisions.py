@@ -1,8 +1,13 @@
 """Probe the decisions a model makes, without running whole patterns: Adaptive's router, Self-RAG's
-retrieval decision and the ReAct (text) agent's first step, over the built-in question set.
+retrieval decision, the ReAct (text) agent's first step as written and as read from its probabilities
+(``tool``: core.llm.tool_choice, after the same prompt), over the built-in question set.
 
     python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--set FILE]
-                                         [--decisions route,retrieve,react] [--json]
+                                         [--decisions route,retrieve,react,tool] [--json]
+
+``tool`` is scored on both sides of its labels: lookups sent to an expected collection's tool, and messages that
+need no search (greetings, general questions) answered at once; a reading below the ``tool`` threshold is
+counted as what it read, and the number of such unsure readings is given.
 
 benchmarks/own_corpora.jsonl asks about the two non-sample test corpora (tests/support/corpora), once they are
 ingested as collections ``hanbit_bikes`` and ``apiary_handbook`` with their descriptions.
@@ -29,6 +34,7 @@ from core.knowledge.base import KnowledgeBase
 from core.knowledge.sources import active_sources
 from core.llm.graders import needs_retrieval, route_question
 from core.llm.models import get_chat_model
+from core.llm.tool_choice import ANSWER, read_next_step
 from core.patterns.react import STOP, parse_step, resolve_tool_name, step_messages
 from core.patterns.tools import source_tools
 from core.studio.question_set import BUILTIN, load_question_set
@@ -59,6 +65,14 @@ def react_first_step(model, question: str, tools) -> str:
     return resolve_tool_name(step["action"], tools)
 
 
+def tool_first_step(model, question: str, tools) -> tuple[str, bool]:
+    """The first step read from the model's probabilities ("final" for answering) and whether it was confident."""
+    outcome = read_next_step(model, step_messages(question, tools, []), [t.name for t in tools], False)
+    if outcome is None:
+        return "unread", False
+    return ("final" if outcome.value.step == ANSWER else outcome.value.step), outcome.value.confident
+
+
 def _rate(rows: list[dict], got: str, expected: str, ok) -> dict:
     judged = [r for r in rows if r.get(expected) is not None and got in r]
     accuracy = round(sum(ok(r[got], r[expected]) for r in judged) / len(judged), 3) if judged else None
@@ -86,6 +100,10 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
         row["retrieve"] = needs_retrieval(model, item["question"], sources).value.retrieve
     for item, row in zip(items, rows) if "react" in decisions else ():
         row["react"] = react_first_step(model, item["question"], tools)
+    for item, row in zip(items, rows) if "tool" in decisions else ():
+        row["tool"], row["tool_confident"] = tool_first_step(model, item["question"], tools)
+    searches = [r for r in rows if r["react_expected"] and r["react_expected"] != ["final"]]
+    answers = [r for r in rows if r["react_expected"] == ["final"]]
     return {
         "model": getattr(model, "model_name", settings.model), "questions": len(rows),
         "route": {**_rate(rows, "route", "route_expected", operator.eq),
@@ -93,6 +111,10 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
         "retrieve": _rate(rows, "retrieve", "retrieve_expected", operator.eq),
         "react_first_step": {**_rate(rows, "react", "react_expected", lambda got, expected: got in expected),
                              "parse_errors": sum(r.get("react") == "error" for r in rows)},
+        "tool_first_step": {**_rate(rows, "tool", "react_expected", lambda got, expected: got in expected),
+                            "lookups_right_tool": _rate(searches, "tool", "react_expected", lambda g, e: g in e),
+                            "no_search_answered": _rate(answers, "tool", "react_expected", lambda g, e: g in e),
+                            "unsure": sum(r.get("tool_confident") is False for r in rows)},
         "seconds": round(time.perf_counter() - start, 1), "rows": rows,
     }
 
@@ -104,7 +126,7 @@ def main() -> None:
     parser.add_argument("--data-dir")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--set", help="a JSONL question set (default: the built-in one)")
-    parser.add_argument("--decisions", default="route,retrieve,react", help="comma-separated: route, retrieve, react")
+    parser.add_argument("--decisions", default="route,retrieve,react", help="comma-separated: route, retrieve, react, tool")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
@@ -116,7 +138,8 @@ def main() -> None:
         cells = []
         for got, expected, ok in (("route", "route_expected", r.get("route") == r["route_expected"]),
                                   ("retrieve", "retrieve_expected", r.get("retrieve") == r["retrieve_expected"]),
-                                  ("react", "react_expected", r.get("react") in (r["react_expected"] or ()))):
+                                  ("react", "react_expected", r.get("react") in (r["react_expected"] or ())),
+                                  ("tool", "react_expected", r.get("tool") in (r["react_expected"] or ()))):
             if got in r:
                 mark = "  " if r[expected] is None else ("ok" if ok else "XX")
                 want = ",".join(r[expected]) if isinstance(r[expected], list) else r[expected]

@@ -91,7 +91,7 @@ def agent(state: AgenticState, runtime: Runtime[RunContext]) -> dict:
     history = [m for m in state.get("messages", [])[:-1] if m.type in ("human", "ai")][-HISTORY_MESSAGES:]
     tools = tools_of(ctx, state)
     asked = [SystemMessage(P.AGENT_SYSTEM), *history, HumanMessage(state["standalone_question"])]
-    outcome = read_step(ctx, [SystemMessage(P.AGENT_SYSTEM + "\n\nTools:\n" + "\n".join(t.line() for t in tools)),
+    outcome = read_step(ctx, state, [SystemMessage(P.AGENT_SYSTEM + "\n\nTools:\n" + "\n".join(t.line() for t in tools)),
                               *asked[1:]], tools, after_results=False)
     step = chosen(outcome)
     model = bind_agent_tools(ctx.llm, tools, tool_choice="none" if step == ANSWER else step or "auto")
@@ -241,7 +241,7 @@ def build() -> StateGraph:
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
-    """contextualize 1 + agent 2 (the reading of its step, then its reply)
+    """contextualize 1 + agent: the reading of its step (whether to look up: graders.VERDICT_CALLS), then its reply 1
     + first round: relevance per chunk (graders.VERDICT_CALLS: p read once, then written with one parse retry),
       up to MAX_TOOL_CALLS calls of k chunks
     + each rewrite: rewriter 2 + relevance per chunk (one call of k chunks)
@@ -250,7 +250,7 @@ def max_llm_calls(settings, sources: int | None = None) -> int:
     """
     k = settings.k
     v = graders.VERDICT_CALLS
-    return 1 + 2 + v * MAX_TOOL_CALLS * k + settings.max_rewrites * (2 + v * k) + 1
+    return 1 + v + 1 + v * MAX_TOOL_CALLS * k + settings.max_rewrites * (2 + v * k) + 1
 
 
 PATTERN = Pattern(

@@ -8,17 +8,25 @@ step stands. The trace says which way it went, with p per step and the threshold
 
 from __future__ import annotations
 
-from core.llm.tool_choice import ANSWER, read_next_step
+from core.llm.tool_choice import ANSWER, read_first_step, read_next_step
+from core.patterns.common import run_sources
 from core.patterns.tools import AgentTool, short
 from core.runtime.context import RunContext
 from core.runtime.trace import event
 
 
-def read_step(ctx: RunContext, messages: list, tools: list[AgentTool], after_results: bool):
-    """The next step read from the grader model's probabilities over ``tools`` and answering (None: not read)."""
+def read_step(ctx: RunContext, state: dict, messages: list, tools: list[AgentTool], after_results: bool):
+    """The next step read from the grader model's probabilities over ``tools`` and answering (None: not read).
+
+    ``messages``: the agent's prompt, its tools listed in it; the first step is also asked of a router
+    (core.llm.tool_choice).
+    """
     if not tools:
         return None
-    return read_next_step(ctx.grader, messages, [t.name for t in tools], after_results, ctx.thresholds)
+    if after_results:
+        return read_next_step(ctx.grader, messages, [t.name for t in tools], True, ctx.thresholds)
+    return read_first_step(ctx.grader, messages, {t.name: t.line() for t in tools}, state["standalone_question"],
+                           run_sources(ctx, state), ctx.thresholds)
 
 
 def chosen(outcome) -> str | None:
@@ -50,7 +58,8 @@ def choice_event(node: str, iteration: int, outcome, written: str | None, taken:
         return event(node, "route", grader="tool_choice", step="choice", target=taken or "?", verdict=taken or "?",
                      method="text", iteration=iteration,
                      reason="the provider gives no probabilities: the step the agent wrote stands")
-    read, reading, was = outcome.value.step, outcome.reading(), short(written, 60) if written else "-"
+    read, was = outcome.value.step, short(written, 60) if written else "-"
+    reading = outcome.reading() + (f" ({outcome.value.why})" if outcome.value.why else "")
     shown = ", ".join(f"{name} {p:.2f}" for name, p in sorted(outcome.choices.items(), key=lambda kv: -kv[1]))
     if not outcome.value.confident:
         why = f"{read} {reading}: not sure enough, the step the agent wrote stands ({was}); {shown}"

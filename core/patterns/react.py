@@ -173,7 +173,7 @@ def agent(state: ReactState, runtime: Runtime[RunContext]) -> dict:
     if "action" in step:
         step["action"] = resolve_tool_name(step["action"], tools)
     written = "answer" if "final" in step else step["action"]
-    outcome = read_step(ctx, messages, tools, after_results=bool(state.get("steps")))
+    outcome = read_step(ctx, state, messages, tools, after_results=bool(state.get("steps")))
     step = settle_text_step(step, outcome, question)
     taken = "answer" if "final" in step else step["action"]
     events = listed + ([thought_event("agent", iteration, step["thought"])] if step.get("thought") else [])

@@ -14,6 +14,7 @@ from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 
 from core.knowledge.citations import label_sources
+from core.llm import graders
 from core.patterns.common import (
     ANSWERED,
     DIRECT_ANSWER,
@@ -203,6 +204,8 @@ def react_graph(state_schema: type, agent, route_after_agent, review, record_ste
 
 
 def max_llm_calls(settings, sources: int | None = None) -> int:
-    """contextualize 1 + per step (max_iterations) the model's reply and the reading of its choice
+    """contextualize 1 + the model's reply per step (max_iterations) + the reading of each step's choice: the first
+    whether to look up (graders.VERDICT_CALLS) and two readings of the tool, each later one 1
     + the answer at the end 1 (from the documents, or directly)."""
-    return 1 + 2 * settings.max_iterations + 1
+    m = settings.max_iterations
+    return 1 + m + (graders.VERDICT_CALLS + 2) + (m - 1) + 1

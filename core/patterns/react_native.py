@@ -61,7 +61,7 @@ def agent(state: ReactNativeState, runtime: Runtime[RunContext]) -> dict:
     tools = tools_of(ctx, state)
     listed = [tools_event("agent", tools, ctx.web_ready)] if iteration == 1 else []
     asked = [SystemMessage(P.REACT_NATIVE_SYSTEM), HumanMessage(state["standalone_question"]), *exchange]
-    outcome = read_step(ctx, [SystemMessage(P.REACT_NATIVE_SYSTEM + "\n\nTools:\n" + "\n".join(t.line() for t in tools)),
+    outcome = read_step(ctx, state, [SystemMessage(P.REACT_NATIVE_SYSTEM + "\n\nTools:\n" + "\n".join(t.line() for t in tools)),
                               *asked[1:]], tools, after_results=bool(exchange))
     step = chosen(outcome)
     model = bind_agent_tools(ctx.llm, tools, parallel=step is None,
