@@ -1,6 +1,6 @@
 """Probe the decisions a model makes, without running whole patterns: Adaptive's router, Self-RAG's
 retrieval decision, the ReAct (text) agent's first step as written and as read from its probabilities
-(``tool``: core.llm.tool_choice, after the same prompt), over the built-in question set.
+(``tool``: core.llm.tool_choice's first step, as the agents read it), over the built-in question set.
 
     python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--set FILE]
                                          [--decisions route,retrieve,react,tool] [--json]
@@ -34,7 +34,7 @@ from core.knowledge.base import KnowledgeBase
 from core.knowledge.sources import active_sources
 from core.llm.graders import needs_retrieval, route_question
 from core.llm.models import get_chat_model
-from core.llm.tool_choice import ANSWER, read_next_step
+from core.llm.tool_choice import ANSWER, read_first_step
 from core.patterns.react import STOP, parse_step, resolve_tool_name, step_messages
 from core.patterns.tools import source_tools
 from core.studio.question_set import BUILTIN, load_question_set
@@ -65,9 +65,11 @@ def react_first_step(model, question: str, tools) -> str:
     return resolve_tool_name(step["action"], tools)
 
 
-def tool_first_step(model, question: str, tools) -> tuple[str, bool]:
-    """The first step read from the model's probabilities ("final" for answering) and whether it was confident."""
-    outcome = read_next_step(model, step_messages(question, tools, []), [t.name for t in tools], False)
+def tool_first_step(model, question: str, tools, sources) -> tuple[str, bool]:
+    """The first step read from the model's probabilities ("final" for answering) and whether it was confident,
+    as the text-protocol agent reads it (core.patterns.next_step)."""
+    outcome = read_first_step(model, step_messages(question, tools, []), {t.name: t.line() for t in tools}, question,
+                              sources)
     if outcome is None:
         return "unread", False
     return ("final" if outcome.value.step == ANSWER else outcome.value.step), outcome.value.confident
@@ -101,7 +103,7 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
     for item, row in zip(items, rows) if "react" in decisions else ():
         row["react"] = react_first_step(model, item["question"], tools)
     for item, row in zip(items, rows) if "tool" in decisions else ():
-        row["tool"], row["tool_confident"] = tool_first_step(model, item["question"], tools)
+        row["tool"], row["tool_confident"] = tool_first_step(model, item["question"], tools, sources)
     searches = [r for r in rows if r["react_expected"] and r["react_expected"] != ["final"]]
     answers = [r for r in rows if r["react_expected"] == ["final"]]
     return {

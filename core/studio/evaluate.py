@@ -1,7 +1,8 @@
 """Evaluation: run a question set (core.studio.question_set) through patterns and score what came back.
 
 Scores per pattern: route/tool accuracy (the collections a run searched, by name, against the set's
-``sources``), source hit rate (a cited chunk came from one of them), key-fact rate, coverage (the key-fact rate
+``sources``), an agent's first tool (its first action went to an expected collection, or it answered at once where
+nothing needs looking up), source hit rate (a cited chunk came from one of them), key-fact rate, coverage (the key-fact rate
 of questions that match several items: each item's name and figure are facts), correct-decline
 rate, answered rate (the run ended with an answer it stands by, on answerable questions), language match
 (the answer is written in the question's language), agent step parse rate (the share of an agent's
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -92,6 +94,22 @@ def _answered(item: dict, result: dict) -> bool:
     return reason_outcome(result.get("termination_reason")) in wanted and not result.get("error")
 
 
+def first_tool_ok(item: dict, result: dict) -> bool | None:
+    """Did an agent's first step go where the set says? A tool over an expected collection for a lookup, no tool
+    where nothing needs looking up; None for patterns that list no tools, unanswerable and web questions.
+
+    Read from the trace: the tools the agent was given (with the collections each searches) and its first action.
+    """
+    listed = next((e.get("tools") for e in result.get("trace") or [] if e.get("step") == "tools"), None)
+    if listed is None or not item["answerable"] or "web" in item["sources"]:
+        return None
+    first = next((e.get("target") for e in result.get("trace") or [] if e.get("step") == "action"), None)
+    if not item["sources"]:
+        return first is None
+    searches = {t["name"]: set(t.get("collections") or ()) for t in listed}
+    return first is not None and bool(searches.get(first, set()) & set(item["sources"]))
+
+
 def agent_steps(result: dict) -> tuple[int, int]:
     """(replies that were a well-formed step, all agent replies), as the agent counted them in its state;
     (0, 0) for patterns that count none (``iterations`` / ``parse_errors`` are ReAct's result fields)."""
@@ -116,6 +134,7 @@ def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
     support = result.get("claim_support") or {}
     return {
         "id": item["id"], "category": item["category"], "route_ok": route_ok, "source_hit": source_hit,
+        "first_tool_ok": first_tool_ok(item, result),
         "fact_rate": fact_rate, "declined_ok": None if item["answerable"] else declined(item, result, judge),
         "answered": _answered(item, result) if item["answerable"] else None,
         "language_ok": language_ok(item, answer), "parsed_steps": parsed, "agent_replies": replies,
@@ -145,6 +164,7 @@ def summarise(scores: list[dict]) -> dict:
     return {
         "questions": len(scores),
         "route_accuracy": _mean(s["route_ok"] for s in scores),
+        "first_tool_accuracy": _mean(s.get("first_tool_ok") for s in scores),
         "source_hit_rate": _mean(s["source_hit"] for s in scores),
         "key_fact_rate": _mean(s["fact_rate"] for s in scores),
         # questions that match several items (every steak, each Italian red): the share of their facts found
@@ -160,6 +180,7 @@ def summarise(scores: list[dict]) -> dict:
         "mean_llm_calls": _mean(s["llm_calls"] for s in scores),
         "mean_tokens": _mean(s["tokens"] for s in scores),
         "mean_seconds": _mean(s["ms"] / 1000 for s in scores),
+        "median_seconds": round(statistics.median(s["ms"] / 1000 for s in scores), 1) if scores else None,
         "errors": sum(1 for s in scores if s["error"]),
         "terminations": dict(Counter(s["termination_reason"] for s in scores)),
     }
@@ -222,8 +243,9 @@ def saved_reports(settings: Settings) -> list[dict]:
 
 
 def render(report: dict) -> str:
-    keys = ["route_accuracy", "source_hit_rate", "key_fact_rate", "faithfulness", "correct_decline_rate", "answered_rate",
-            "language_match_rate", "step_parse_rate", "mean_llm_calls", "mean_tokens", "mean_seconds", "errors"]
+    keys = ["route_accuracy", "first_tool_accuracy", "source_hit_rate", "key_fact_rate", "faithfulness",
+            "correct_decline_rate", "answered_rate",
+            "language_match_rate", "step_parse_rate", "mean_llm_calls", "mean_tokens", "mean_seconds", "median_seconds", "errors"]
     header = ["pattern", "n"] + keys
     rows = [[name, str(data["summary"]["questions"])] + [str(data["summary"].get(k)) for k in keys]
             for name, data in report["patterns"].items()]

@@ -237,3 +237,27 @@ def test_the_built_in_set_asks_for_several_items_with_each_items_name_and_figure
     steaks = next(i for i in several if i["question"] == "스테이크 메뉴의 가격은 얼마인가요?")
     each = {"시그니처 스테이크", "35,000", "그릴드 연어 스테이크", "29,000", "키즈 미니 함박 스테이크", "14,000"}
     assert each <= set(steaks["facts"])
+
+
+def _agent_trace(*actions):
+    tools = [{"name": "restaurant_menu", "collections": ["restaurant_menu"]},
+             {"name": "restaurant_wine", "collections": ["restaurant_wine"]}]
+    return [{"node": "agent", "kind": "info", "step": "tools", "tools": tools}] + \
+        [{"node": "agent", "kind": "route", "step": "action", "target": a} for a in actions]
+
+
+def test_an_agents_first_tool_is_scored_from_its_first_action():
+    wine_first = {**retrieved(["restaurant_menu", "restaurant_wine"], "₩35,000"),
+                  "trace": _agent_trace("restaurant_wine", "restaurant_menu")}
+    menu_first = {**wine_first, "trace": _agent_trace("restaurant_menu")}
+    # both searched the menu in the end (route_ok); only one went there first
+    assert evaluate.score_item(MENU_ITEM, wine_first)["first_tool_ok"] is False
+    assert evaluate.score_item(MENU_ITEM, menu_first)["first_tool_ok"] is True
+    greeted = {**retrieved([], "안녕하세요!", reason="direct_answer"), "trace": _agent_trace()}
+    searched = {**greeted, "trace": _agent_trace("restaurant_menu")}
+    assert evaluate.score_item(GREETING, greeted)["first_tool_ok"] is True
+    assert evaluate.score_item(GREETING, searched)["first_tool_ok"] is False
+    # a workflow pattern lists no tools: not scored
+    assert evaluate.score_item(MENU_ITEM, retrieved(["restaurant_menu"], "₩35,000"))["first_tool_ok"] is None
+    summary = evaluate.summarise([evaluate.score_item(MENU_ITEM, r) for r in (wine_first, menu_first)])
+    assert summary["first_tool_accuracy"] == 0.5 and summary["median_seconds"] == 1.5
