@@ -116,6 +116,7 @@ class Settings:
     graph_at_ingest: bool = True  # the Knowledge page starts Graph RAG's graph build after indexing (off: at its first question)
     verify_claims: str = "model"  # check every sentence of an answer (core.llm.claims.check): off | rules | model
     claim_checks: int = 8  # at most this many model checks per answer; the rest are left unchecked
+    claim_max_chars: int = 1000  # a longer sentence is left unchecked (the rules' figure pairing grows with its square)
     # pause for a reviewer on the checked answer (core.patterns.answer_review): off | unsupported | always
     review_answer: str = "off"
     # verdict thresholds for this run over the calibrated ones (core.llm.thresholds): "relevance=0.6,crag=0.2:0.7"
