@@ -88,6 +88,9 @@ class Settings:
     max_generations: int = 2
     max_concurrency: int = 8
     max_concurrent_runs: int = 4  # runs at once in this process (chats, comparisons); more wait their turn
+    # runs in flight (running or waiting) per browser session and in this process; one more is refused at once
+    max_runs_per_visitor: int = 10  # a comparison of all nine patterns and a chat
+    max_runs_in_flight: int = 40
     max_iterations: int = 5
     # shared deployments: a password asked once per browser session, a read-only mode, and
     # whether visitors may point the app at their own model servers (off: configured URLs only)
