@@ -14,4 +14,5 @@ RUN useradd --create-home --uid 10001 --user-group rag \
 USER rag
 ENV RAG_DATA_DIR=/data PYTHONUNBUFFERED=1
 EXPOSE 8501
-CMD ["streamlit", "run", "streamlit_app.py", "--server.port", "8501", "--server.address", "0.0.0.0", "--server.headless", "true"]
+CMD ["streamlit", "run", "streamlit_app.py", "--server.port", "8501", "--server.address", "0.0.0.0", "--server.headless", "true", \
+     "--server.fileWatcherType", "none"]

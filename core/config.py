@@ -88,6 +88,9 @@ class Settings:
     max_generations: int = 2
     max_concurrency: int = 8
     max_concurrent_runs: int = 4  # runs at once in this process (chats, comparisons); more wait their turn
+    # runs in flight (running or waiting) per browser session and in this process; one more is refused at once
+    max_runs_per_visitor: int = 10  # a comparison of all nine patterns and a chat
+    max_runs_in_flight: int = 40
     max_iterations: int = 5
     # shared deployments: a password asked once per browser session, a read-only mode, and
     # whether visitors may point the app at their own model servers (off: configured URLs only)
@@ -116,6 +119,7 @@ class Settings:
     graph_at_ingest: bool = True  # the Knowledge page starts Graph RAG's graph build after indexing (off: at its first question)
     verify_claims: str = "model"  # check every sentence of an answer (core.llm.claims.check): off | rules | model
     claim_checks: int = 8  # at most this many model checks per answer; the rest are left unchecked
+    claim_max_chars: int = 1000  # a longer sentence is left unchecked (the rules' figure pairing grows with its square)
     # pause for a reviewer on the checked answer (core.patterns.answer_review): off | unsupported | always
     review_answer: str = "off"
     # verdict thresholds for this run over the calibrated ones (core.llm.thresholds): "relevance=0.6,crag=0.2:0.7"

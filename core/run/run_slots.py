@@ -1,12 +1,37 @@
 """One cap on the runs a process makes at once: chats, comparison columns and evaluations share it.
 
-Runs beyond the cap wait in arrival order; the waiting run is told its place in the queue.
+Runs beyond the cap wait in arrival order; the waiting run is told its place in the queue. Runs in flight
+(running or waiting) are bounded too, per visitor and in total: one past either bound is refused at once.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
-from collections import deque
+from collections import Counter, deque
+from dataclasses import replace
+
+
+class RunRefused(Exception):
+    """A run refused before it started: too many runs in flight (the message names the limit and its setting)."""
+
+
+class _Ticket:
+    """A run's place: in the queue, then in a slot; it remembers whose run it is."""
+
+    def __init__(self, visitor: str):
+        self.visitor = visitor
+
+
+def as_visitor(settings, session_id: str):
+    """``settings`` tagged with the browser session they serve, as a digest (a session id may resume a session)."""
+    digest = hashlib.sha256(f"rag-visitor:{session_id}".encode()).hexdigest()[:16] if session_id else ""
+    return replace(settings, extra={**settings.extra, "visitor": digest})
+
+
+def visitor_of(settings) -> str:
+    """Whose runs these settings start ('' for the CLI and code: only the process total applies)."""
+    return str((getattr(settings, "extra", None) or {}).get("visitor") or "")
 
 
 class RunSlots:
@@ -16,13 +41,34 @@ class RunSlots:
         """No run holds a slot, none waits."""
         self._cond = threading.Condition()
         self._running = 0
-        self._queue: deque[object] = deque()
+        self._queue: deque[_Ticket] = deque()
+        self._mine: Counter[str] = Counter()  # visitor -> runs in flight (running or waiting)
 
-    def join(self) -> object:
-        """Take a place in the queue; the ticket is passed to ``wait`` and ``leave``."""
-        ticket = object()
+    def refusal(self, visitor: str, wanted: int, per_visitor: int, total: int) -> str:
+        """Why ``wanted`` more runs of ``visitor`` may not start now ('' when they may); 0 means no bound."""
         with self._cond:
+            return self._refusal(visitor, wanted, per_visitor, total)
+
+    def _refusal(self, visitor: str, wanted: int, per_visitor: int, total: int) -> str:
+        in_flight, mine = self._running + len(self._queue), self._mine[visitor] if visitor else 0
+        what = "this run" if wanted == 1 else f"this needs {wanted} runs at once; it"
+        if visitor and per_visitor > 0 and mine + wanted > per_visitor:
+            return (f"refused: {what} would pass the limit of {per_visitor} runs in flight (running or waiting) per "
+                    f"visitor (RAG_MAX_RUNS_PER_VISITOR): you have {mine} runs in flight; wait for one to finish")
+        if total > 0 and in_flight + wanted > total:
+            return (f"refused: {what} would pass the server's limit of {total} runs in flight (RAG_MAX_RUNS_IN_FLIGHT): "
+                    f"{in_flight} runs in flight now; try again when some have finished")
+        return ""
+
+    def join(self, visitor: str = "", per_visitor: int = 0, total: int = 0) -> object:
+        """Take a place in the queue (RunRefused past a bound); the ticket is passed to ``wait`` and ``leave``."""
+        ticket = _Ticket(visitor)
+        with self._cond:
+            problem = self._refusal(visitor, 1, per_visitor, total)
+            if problem:
+                raise RunRefused(problem)
             self._queue.append(ticket)
+            self._mine[visitor] += 1
         return ticket
 
     def wait(self, ticket: object, limit: int, timeout: float | None = None) -> int:
@@ -43,6 +89,11 @@ class RunSlots:
                 self._running -= 1
             elif ticket in self._queue:
                 self._queue.remove(ticket)
+            else:
+                return  # left already: its visitor's count was given back then
+            self._mine[ticket.visitor] -= 1
+            if self._mine[ticket.visitor] <= 0:
+                del self._mine[ticket.visitor]
             self._cond.notify_all()
 
     def _can_start(self, ticket: object, limit: int) -> bool:

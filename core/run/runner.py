@@ -22,7 +22,7 @@ from core.llm.models import friendly_error, model_name, resolve_provider
 from core.patterns import get_pattern, run_graph
 from core.patterns.answer_review import ANSWER_NODES, CHECK_NODES, VERIFY, review_mode
 from core.patterns.common import turn_input
-from core.run.run_slots import SLOTS
+from core.run.run_slots import SLOTS, RunRefused, visitor_of
 from core.run.telemetry import run_tracer
 from core.runtime.context import RunContext, make_context
 from core.runtime.review import ReviewDecisionError, normalise_decision
@@ -87,7 +87,12 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
         yield {"type": "error", "message": result["error"], "result": redact_all(result, settings)}
         return
-    run_id, earlier = _claim(registry, thread_id, pattern.id, question, origin, resuming=resume is not None)
+    ticket = admit(settings)  # before the thread is claimed: a refused run leaves nothing behind
+    try:
+        run_id, earlier = _claim(registry, thread_id, pattern.id, question, origin, resuming=resume is not None)
+    except BaseException:
+        SLOTS.leave(ticket, started=False)
+        raise
     question = result["question"] = earlier.get("question", question)
     result["run_id"] = run_id
     usage = UsageCallback()
@@ -96,7 +101,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     path: list[str] = list(earlier.get("path") or (continue_from or {}).get("path", []))
     seen: list[dict] = []  # trace events so far: what a cancelled run shows of how far it got
     status = "cancelled"
-    ticket, holding, stream = SLOTS.join(), False, None
+    holding, stream = False, None
     try:
         yield {"type": "start", "thread_id": thread_id, "pattern": pattern.id, "question": question}
         yield from _queued(ticket, settings)
@@ -163,6 +168,21 @@ def _resumable(settings: Settings, thread_id: str, resume: Any) -> Any:
             raise RunInputError(f"no sentence {', '.join(unknown)} in the answer under review; "
                                 f"its sentences are {', '.join(known) or 'none'}")
     return resume
+
+
+def admit(settings: Settings):
+    """A place in the run queue for this visitor's run; RunInputError past RAG_MAX_RUNS_PER_VISITOR or
+    RAG_MAX_RUNS_IN_FLIGHT."""
+    try:
+        return SLOTS.join(visitor_of(settings), settings.max_runs_per_visitor, settings.max_runs_in_flight)
+    except RunRefused as exc:
+        raise RunInputError(str(exc)) from None
+
+
+def room_problem(settings: Settings, runs: int = 1) -> str:
+    """Why ``runs`` runs of this visitor would be refused now ('' when they would start): checked before a
+    comparison or a fork writes anything, so neither is left half-written."""
+    return SLOTS.refusal(visitor_of(settings), runs, settings.max_runs_per_visitor, settings.max_runs_in_flight)
 
 
 def _queued(ticket, settings: Settings) -> Iterator[dict]:

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Iterator
 
 from core.config import Settings
-from core.run.runner import check_question, stream_run
+from core.run.runner import RunInputError, check_question, room_problem, stream_run
 from core.store import owner, saved_records
 from core.store.files import private_folder, write_private
 
@@ -41,6 +41,9 @@ def stream_compare(question: str, patterns: list[str], settings: Settings,
     question = check_question(question)
     if not patterns:
         raise ValueError("choose at least one pattern to compare")
+    problem = room_problem(settings, len(patterns))  # all its columns or none: a comparison half refused is half written
+    if problem:
+        raise RunInputError(problem)
     events: queue.Queue = queue.Queue()
     record = {"id": time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6], "date": time.strftime("%Y-%m-%d %H:%M"),
               "question": question, "patterns": patterns, "results": {p: {} for p in patterns}, "owner": owner.current()}

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from core.config import Settings
 from core.llm.thresholds import parse_overrides
 from core.patterns.tools import with_calls
-from core.run.runner import stream_run
+from core.run.runner import room_problem, stream_run
 from core.runtime.context import RunContext, make_context, with_run
 from core.runtime.trace import event
 from core.store.checkpoint import get_checkpointer
@@ -59,6 +59,9 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
             raise ForkError(f"Thresholds: {exc}") from None
         thresholds = thresholds.strip()
         settings = settings.with_(grader_thresholds=thresholds)
+    problem = room_problem(settings)  # before the fork's thread is written: a refused fork leaves nothing behind
+    if problem:
+        raise ForkError(problem)
     registry = get_registry(settings)
     parent = registry.get(thread_id or "")
     if parent and parent["status"] == "running":

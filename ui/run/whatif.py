@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from core.config import Settings
+from core.run.runner import RunInputError
 from core.store.fork_store import forks_of
 from core.studio.diagram import highlight_pair
 from core.studio.fork import ForkError, stream_fork
@@ -100,7 +101,11 @@ def _form(steps: dict, settings: Settings, key: str) -> None:
     except ForkError as exc:
         st.error(plain_markdown(str(exc)), icon="⚠️")
         return
-    run_live(events)
+    try:
+        run_live(events)
+    except RunInputError as exc:  # another run of this visitor took the last place meanwhile
+        st.error(plain_markdown(str(exc)), icon="⚠️")
+        return
     st.rerun()
 
 

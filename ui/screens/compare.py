@@ -64,7 +64,11 @@ def compare_page() -> None:
         if problem:
             st.error(problem, icon="⚠️")  # md-safe: input_problem's own messages
         else:
-            _run_live(question, patterns, settings, form)
+            try:
+                _run_live(question, patterns, settings, form)
+            except RunInputError as exc:  # too many runs in flight: core's line names the limit and its setting
+                st.error(plain_markdown(str(exc)), icon="⚠️")
+                return
             st.rerun()
     _past(settings, form)
 

@@ -16,6 +16,7 @@ from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_emb
 from core.knowledge.hybrid import retrieval_mode
 from core.llm.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
 from core.patterns.answer_review import review_mode
+from core.run.run_slots import as_visitor
 from core.secrets import PROVIDER_KEY_FIELDS, secret_values
 from core.store.threads import get_registry, store_problem
 from core.studio.render import plain_markdown
@@ -82,7 +83,9 @@ def current_settings() -> Settings:
     # here, nor pays for an embedder the operator did not choose
     keys = {key: p[key] for key in SECRET_KEYS}
     settings = with_visitor_endpoints(load_settings(**explicit), urls={key: p[key] for key in ENDPOINT_KEYS}, keys=keys)
-    return with_visitor_embedder(settings, p["embedding_provider"], p["embedding_model"], keys=keys)
+    settings = with_visitor_embedder(settings, p["embedding_provider"], p["embedding_model"], keys=keys)
+    ctx = get_script_run_ctx()  # whose runs these are: runs in flight are bounded per visitor (core.run.run_slots)
+    return as_visitor(settings, ctx.session_id if ctx else "")
 
 
 def _digest(settings: Settings) -> str:

@@ -23,7 +23,7 @@ from langchain_core.tracers.context import register_configure_hook
 from pydantic import BaseModel, Field, create_model
 
 from core.llm.claims.rules import EVIDENCE_SPANS, Check, Evidence, documents_of, no_claim_reason, rules_check, short
-from core.llm.claims.spans import split_answer
+from core.llm.claims.spans import Sentence, split_answer
 from core.prompts import claims as P
 from core.prompts import fence
 
@@ -237,8 +237,17 @@ def _claim_vectors(embeddings, ev: Evidence, texts: list[str]) -> tuple[list | N
         return None, f"embeddings unavailable ({exc.__class__.__name__}); ranked by term overlap only"
 
 
+def _too_long(sentence: Sentence, max_chars: int) -> str | None:
+    """Why a sentence is not checked at all: one huge sentence of figures would hold the rules for a minute."""
+    if len(sentence.text) <= max_chars:
+        return None
+    return (f"not checked: this sentence is {len(sentence.text):,} characters long; sentences over "
+            f"{max_chars:,} characters are left unchecked (RAG_CLAIM_MAX_CHARS)")
+
+
 def check_claims(answer: str, documents: Sequence, *, question: str = "", mode: str = "model", model=None,
-                 embeddings=None, max_checks: int = 8, batch: int = 1, thresholds=None) -> dict:
+                 embeddings=None, max_checks: int = 8, batch: int = 1, thresholds=None,
+                 max_chars: int = 1000) -> dict:
     """Check every sentence of ``answer`` against ``documents`` (dicts with text and source, or Documents).
 
     ``mode``: off | rules | model (model needs ``model``). ``batch``: claims per model call (1 = one each).
@@ -253,12 +262,16 @@ def check_claims(answer: str, documents: Sequence, *, question: str = "", mode: 
     ev = Evidence.of(documents_of(documents))
     sentences = split_answer(answer)
     kept = [(s, no_claim_reason(s)) for s in sentences]
-    texts = [s.text for s, why in kept if why is None]
+    long = {n: _too_long(s, max_chars) for n, (s, why) in enumerate(kept) if why is None}
+    texts = [s.text for n, (s, why) in enumerate(kept) if why is None and not long[n]]
     vectors, note = _claim_vectors(embeddings, ev, texts)
     checks, pending, previous, n = [], [], "", 0
-    for sentence, why in kept:
+    for index, (sentence, why) in enumerate(kept):
         if why is not None:
             checks.append(Check(sentence.text, verdict="no_claim", reason=why, detail="no_claim"))
+            continue
+        if long[index]:  # unchecked, never supported: nothing read it
+            checks.append(Check(sentence.text, verdict="unchecked", reason=long[index], detail="too_long"))
             continue
         vector = vectors[n] if vectors else None
         n += 1
@@ -275,7 +288,7 @@ def check_claims(answer: str, documents: Sequence, *, question: str = "", mode: 
             error = _model_checks(model, ev, pending, question, max_checks, batch, thresholds)
         finally:
             _COUNTER.reset(token)
-    return _result([_claim_record(ev, c) for c in checks], mode, cost, started, max_checks, note, error)
+    return _result([_claim_record(ev, c) for c in checks], mode, cost, started, max_checks, note, error, max_chars)
 
 
 def _claim_record(ev: Evidence, check: Check) -> dict:
@@ -292,12 +305,15 @@ def _claim_record(ev: Evidence, check: Check) -> dict:
 
 
 def _result(claims: list[dict], mode: str, cost: _Cost, started: float, max_checks: int, note: str = "",
-            error: str = "") -> dict:
+            error: str = "", max_chars: int = 1000) -> dict:
     count = {v: sum(1 for c in claims if c["verdict"] == v) for v in VERDICTS}
     budget = sum(1 for c in claims if c["detail"] == "budget")
+    long = sum(1 for c in claims if c["detail"] == "too_long")
     notes = [note] if note else []
     if budget:
         notes.append(f"{budget} claim(s) not checked: at most {max_checks} model checks per answer (RAG_CLAIM_CHECKS)")
+    if long:
+        notes.append(f"{long} sentence(s) not checked: over {max_chars:,} characters (RAG_CLAIM_MAX_CHARS)")
     return {
         "mode": mode,
         "claims": claims,
@@ -338,4 +354,5 @@ def verify_answer(settings, answer: str, documents: Sequence, question: str = ""
 
         thresholds = thresholds_for(settings, model_key(model))
     return check_claims(answer, documents, question=question, mode=mode, model=model, embeddings=embeddings,
-                        max_checks=settings.claim_checks, batch=batch, thresholds=thresholds)
+                        max_checks=settings.claim_checks, batch=batch, thresholds=thresholds,
+                        max_chars=settings.claim_max_chars)
