@@ -20,7 +20,7 @@ import json
 import time
 
 from core.llm.budgets import token_budget
-from core.llm.embedded_llm import _grammar, embedded_model_path, get_llama
+from core.llm.embedded_llm import _grammar, _json_gbnf, embedded_model_path, get_llama
 from core.llm.greedy_grammar import GreedyUnderGrammar
 from core.patterns.rag_fusion import SearchQueries
 
@@ -42,7 +42,7 @@ def _speed(llama, schema: dict | None, tokens: int, best_first: bool = False) ->
     import llama_cpp
 
     ctx = llama._ctx.ctx
-    grammar = _grammar(json.dumps(schema, sort_keys=True)) if schema else None
+    grammar = _grammar(llama, _json_gbnf(json.dumps(schema, sort_keys=True))) if schema else None
     options = {"grammar": grammar}
     if best_first:
         options = {"logits_processor": [GreedyUnderGrammar(llama, grammar)]}

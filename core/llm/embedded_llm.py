@@ -115,10 +115,19 @@ def _json_gbnf(schema_json: str) -> str:
 
 
 @lru_cache(maxsize=64)
-def _grammar(gbnf: str):
+def _grammar(llama, gbnf: str):
+    """llama.cpp's grammar for ``gbnf``, parsed once here: llama-cpp-python's sampler chain uses it unchecked,
+    and a grammar llama.cpp cannot parse crashes the process there. That one is a ValueError instead."""
+    import llama_cpp
     from llama_cpp import LlamaGrammar
 
-    return LlamaGrammar.from_string(gbnf, verbose=False)
+    grammar = LlamaGrammar.from_string(gbnf, verbose=False)
+    sampler = llama_cpp.llama_sampler_init_grammar(llama._model.vocab, grammar._grammar.encode("utf-8"),
+                                                   grammar._root.encode("utf-8"))
+    if not sampler:
+        raise ValueError("llama.cpp could not parse the grammar")
+    llama_cpp.llama_sampler_free(sampler)
+    return grammar
 
 
 def tags_tool_calls(llama) -> bool:
@@ -250,12 +259,12 @@ class EmbeddedChatModel(BaseChatModel):
         processors, greedy = list(logits_processor or []), None
         if grammar is not None and self.temperature == 0 and not stream:
             # the best token checked first, not the whole vocabulary at every step (greedy_grammar.py)
-            greedy = GreedyUnderGrammar(llama, _grammar(grammar), self.repeat_penalty,
+            greedy = GreedyUnderGrammar(llama, _grammar(llama, grammar), self.repeat_penalty,
                                         llama.last_n_tokens_size)
             processors.append(greedy)
             common["repeat_penalty"] = 1.0  # applied by the processor, before it picks
         elif grammar is not None:
-            common["grammar"] = _grammar(grammar)
+            common["grammar"] = _grammar(llama, grammar)
         if processors:
             common["logits_processor"] = processors
         # greedy only: with sampling, accepting a draft would need the distributions compared, not one choice

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from core.llm import graders
-from core.llm.embedded_llm import EmbeddedChatModel, _grammar, embedded_model_path, get_llama
+from core.llm.embedded_llm import EmbeddedChatModel, _grammar, _json_gbnf, embedded_model_path, get_llama
 from core.llm.greedy_grammar import GreedyUnderGrammar
 from core.patterns.rag_fusion import SearchQueries
 
@@ -28,7 +28,7 @@ def llama():
 
 
 def complete(llama, prompt: str, schema: dict, greedy: bool) -> tuple[str, GreedyUnderGrammar | None]:
-    grammar = _grammar(json.dumps(schema, sort_keys=True))
+    grammar = _grammar(llama, _json_gbnf(json.dumps(schema, sort_keys=True)))
     llama.reset()
     if not greedy:
         out = llama.create_completion(prompt, max_tokens=60, temperature=0.0, repeat_penalty=1.1, grammar=grammar)
@@ -55,3 +55,12 @@ def test_the_adapter_decodes_structured_replies_through_it():
     model = EmbeddedChatModel(model_name="gemma-3-270m", max_tokens=60)
     reply = model.with_structured_output(graders.Relevance).invoke("Is 'steak ₩35,000' relevant to 'steak price'?")
     assert isinstance(reply, graders.Relevance)
+
+
+def test_a_grammar_llama_cpp_cannot_parse_is_refused_before_it_reaches_the_sampler(llama):
+    # llama-cpp-python's sampler chain uses the parsed grammar unchecked: text that is not GBNF crashed the process
+    with pytest.raises(ValueError, match="could not parse"):
+        _grammar(llama, json.dumps(SCHEMAS[0]))
+    model = EmbeddedChatModel(model_name="gemma-3-270m", max_tokens=8, temperature=0.5)
+    with pytest.raises(ValueError, match="could not parse"):
+        model._call(llama, [{"role": "user", "content": "hi"}], "root ::= (", False, 8)
