@@ -102,7 +102,7 @@ def decode(lookup: bool, messages: list, schema: dict | None = None, max_tokens:
     """One call through the adapter, recording the tokens written and the logits each was chosen from."""
     m = model(lookup, max_tokens=max_tokens, repeat_penalty=penalty)
     kwargs = {"response_format": {"type": "json_object", "schema": schema}} if schema else {}
-    turns, schema, _mode, _tools = m._prepare(messages, kwargs)
+    turns, grammar, _mode, _tools = m._prepare(messages, kwargs, False)  # no tools: the tool format is moot
     tokens, steps = [], []
 
     def capture(_ids, logits):
@@ -120,7 +120,7 @@ def decode(lookup: bool, messages: list, schema: dict | None = None, max_tokens:
 
         llama.generate = recording
         try:
-            raw, kind = m._call(llama, turns, schema, False, max_tokens, logits_processor=[capture])
+            raw, kind = m._call(llama, turns, grammar, False, max_tokens, logits_processor=[capture])
         finally:
             llama.generate = original
         meta = perf.read()
