@@ -107,6 +107,10 @@ class Settings:
     max_pdf_pages: int = 500
     max_file_chars: int = 2_000_000
     max_file_chunks: int = 5_000
+    # question sets: at most this many questions written per set (questions --count, the Evaluation page), and at
+    # most this many runs (questions x patterns) per evaluation or advice; 0: no bound
+    max_set_questions: int = 200
+    max_set_runs: int = 1000
     embedded_model: str = ""  # the embedded provider's model when none is named; empty: DEFAULT_CHAT_MODELS
     model_cache_dir: str = ""  # assembled embedded models; empty: the user's cache (~/.cache/agentic-rag-studio)
     embedded_k: int = 3  # the embedded model reads at most this many documents per retrieval...

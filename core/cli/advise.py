@@ -53,8 +53,12 @@ def _print_set(items: list[dict]) -> None:
 def cmd_questions(settings: Settings, args) -> int:
     from core.llm.models import get_chat_model
     from core.studio import question_gen
-    from core.studio.question_set import dump_question_set, save_question_set
+    from core.studio.question_set import count_problem, dump_question_set, save_question_set
 
+    problem = count_problem(args.count, settings)
+    if problem:  # before the collections are opened or a model is loaded
+        sys.stderr.write(f"error: {problem}\n")
+        return 2
     kb = common.knowledge(settings)
     missing = [c for c in args.collection if not kb.exists(c)]
     if missing:
@@ -91,35 +95,52 @@ def cmd_questions(settings: Settings, args) -> int:
 
 
 def _advice_set(settings: Settings, args, kb):
-    """(name, items) from --set FILE, or from --collection: the set saved for it before, else a new one."""
+    """(name, items, patterns) from --set FILE, or from --collection: the set saved for it before, else a new one.
+
+    Past RAG_MAX_SET_QUESTIONS or RAG_MAX_SET_RUNS it raises QuestionSetError before a new set is written."""
     from core.llm.models import get_chat_model
     from core.studio import question_gen
     from core.studio.question_set import (
+        QuestionSetError,
+        count_problem,
         load_question_set,
         load_saved_question_set,
+        refuse_runs,
         save_question_set,
         saved_question_sets,
         set_file_name,
     )
 
+    def known(name: str, items: list[dict]):
+        patterns = _chosen_patterns(settings, args, len(items))
+        refuse_runs(len(items), len(patterns), settings)
+        return name, items, patterns
+
     if args.set:
-        return Path(args.set).name, load_question_set(args.set)
+        return known(Path(args.set).name, load_question_set(args.set))
     name = set_file_name(f"{'+'.join(args.collection)}-advice")
     if name in saved_question_sets(settings) and not args.fresh:  # the same set again: finished runs are reused
         sys.stderr.write(f"using the saved set {name} (--fresh writes a new one)\n")
-        return name, load_saved_question_set(settings, name)
+        return known(name, load_saved_question_set(settings, name))
+    problem = count_problem(args.count, settings)
+    if problem:
+        raise QuestionSetError(problem)
+    # the set will hold at most --count questions: refused now rather than after writing it
+    refuse_runs(args.count, len(_chosen_patterns(settings, args, args.count, quiet=True)), settings)
     common.prepare_model(settings)
     with _stop_on_interrupt() as stop:
         done = question_gen.generate(kb, get_chat_model(settings), args.collection, args.count,
                                      progress=_eta_progress, should_stop=stop.is_set, k=settings.k)
     if not done.items:
         raise ValueError(f"no question could be written from {', '.join(args.collection)}: {done.summary()['dropped']}")
-    name = save_question_set(settings, name, done.items, replace=True)  # --fresh: the collection's set, written anew
-    sys.stderr.write(f"wrote {len(done.items)} questions, saved as {name}\n")
-    return name, done.items
+    name, items, patterns = known(name, done.items)
+    name = save_question_set(settings, name, items, replace=True)  # --fresh: the collection's set, written anew
+    sys.stderr.write(f"wrote {len(items)} questions, saved as {name}\n")
+    return name, items, patterns
 
 
-def _chosen_patterns(settings: Settings, args, questions: int) -> list[str]:
+def _chosen_patterns(settings: Settings, args, questions: int, quiet: bool = False) -> list[str]:
+    """--patterns, or every pattern, or those that fit --budget-minutes (``quiet``: without saying what was left out)."""
     from core.patterns import pattern_ids
     from core.studio.advise import estimate, fit_budget
 
@@ -132,6 +153,8 @@ def _chosen_patterns(settings: Settings, args, questions: int) -> list[str]:
     if args.budget_minutes is None:
         return pattern_ids()
     chosen, left = fit_budget(estimates, args.budget_minutes * 60)
+    if quiet:
+        return chosen
     if not any(estimates.values()):
         sys.stderr.write("no timing measured yet for this model: every pattern runs (name some with --patterns)\n")
     elif left:
@@ -167,8 +190,7 @@ def cmd_advise(settings: Settings, args) -> int:
 
     kb = common.knowledge(settings)
     try:
-        set_name, items = _advice_set(settings, args, kb)
-        patterns = _chosen_patterns(settings, args, len(items))
+        set_name, items, patterns = _advice_set(settings, args, kb)
     except (QuestionSetError, ValueError) as exc:
         sys.stderr.write(f"error: {exc}\n")
         return 2

@@ -13,7 +13,7 @@ from core.config import Settings
 def cmd_eval(settings: Settings, args) -> int:
     from core.patterns import pattern_ids
     from core.studio import evaluate
-    from core.studio.question_set import BUILTIN, QuestionSetError, load_question_set, spread, unknown_sources
+    from core.studio.question_set import BUILTIN, QuestionSetError, load_question_set, runs_problem, spread, unknown_sources
 
     patterns = args.patterns.split(",") if args.patterns else pattern_ids()
     unknown = [p for p in patterns if p not in pattern_ids()]
@@ -31,6 +31,10 @@ def cmd_eval(settings: Settings, args) -> int:
     items = spread(items, args.limit)
     if not items:
         sys.stderr.write(f"error: no question of category {args.category!r} in {path.name}\n")
+        return 2
+    problem = runs_problem(len(items), len(patterns), settings)
+    if problem:  # before the collections are opened, a model is loaded or a run starts
+        sys.stderr.write(f"error: {problem}\n")
         return 2
     kb = common.knowledge(settings)
     common.prepare_model(settings)

@@ -19,6 +19,7 @@ from core.config import Settings
 from core.store import owner, saved_records
 from core.store.files import append_private, private_folder, write_private
 from core.studio.evaluate import Judge, model_judge, saved_reports, score_item
+from core.studio.question_set import refuse_runs
 from core.studio.recommend import MARGIN, kind_of, pattern_row, recommend
 
 Runner = Callable[[str, str, Settings], dict]  # (pattern, question, settings) -> the run's result
@@ -88,6 +89,7 @@ def advise(settings: Settings, items: list[dict], patterns: list[str], run_one: 
     """Run what is not stored yet, score everything, recommend. Stops between runs when ``should_stop()``."""
     from core.run.runner import run
 
+    refuse_runs(len(items), len(patterns), settings)  # RAG_MAX_SET_RUNS: before the run store is touched
     run_one = run_one or (lambda pattern, question, s: run(pattern, question, s, origin="eval"))
     store = RunStore(settings, set_digest(items))
     done = store.load()
@@ -203,7 +205,10 @@ _stops_lock = threading.Lock()
 
 def start(settings: Settings, items: list[dict], patterns: list[str], set_name: str,
           run_one: Runner | None = None, judge: Judge | None = None) -> str:
-    """Run an advice in a background thread; its record is saved as each run ends. Returns its id."""
+    """Run an advice in a background thread; its record is saved as each run ends. Returns its id.
+
+    QuestionSetError past RAG_MAX_SET_RUNS (questions x patterns), before the record is written."""
+    refuse_runs(len(items), len(patterns), settings)
     record = {"id": time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6], "date": time.strftime("%Y-%m-%d %H:%M"),
               "set": set_name, "patterns": patterns, "items": items, "owner": owner.current(), "status": "running",
               "progress": {"done": 0, "total": len(items) * len(patterns), "current": ""}, "report": None}

@@ -27,7 +27,7 @@ from core.patterns import reason_outcome
 from core.prompts import HANGUL
 from core.store import saved_records
 from core.store.files import private_folder, write_private
-from core.studio.question_set import BUILTIN
+from core.studio.question_set import BUILTIN, refuse_runs
 
 SEVERAL_ITEMS = "several_items"  # the category of questions that match several items: their fact rate is coverage
 Judge = Callable[[str, str], "bool | None"]  # (question, answer) -> declined? None when the judge failed
@@ -193,11 +193,13 @@ def evaluate(settings: Settings, patterns: list[str], items: list[dict],
     """Run every item through every pattern (each in a fresh thread) and score it.
 
     ``judge`` decides whether a model-written answer to an unanswerable question declines (default:
-    the configured grader model; its calls are not counted as the pattern's cost).
+    the configured grader model; its calls are not counted as the pattern's cost). QuestionSetError past
+    RAG_MAX_SET_RUNS (questions x patterns), before any run.
     """
     from core.llm.models import get_chat_model, model_name, resolve_provider
     from core.run.runner import run
 
+    refuse_runs(len(items), len(patterns), settings)
     run_one = run_one or (lambda pattern, question, s: run(pattern, question, s, origin="eval"))
     if judge is None and any(not item["answerable"] for item in items):
         judge = model_judge(get_chat_model(settings, role="grader"))

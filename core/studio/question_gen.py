@@ -39,6 +39,7 @@ from core.studio.question_checks import (
     unique,
     without_echo,
 )
+from core.studio.question_set import QuestionSetError, count_problem
 
 KINDS = ("single", "two_chunks", "cross_collection", "unanswerable", "small_talk")
 # the order kinds are tried in: every kind turns up within the first six questions of a set
@@ -418,7 +419,11 @@ def generate(kb, model, collections: list[str], count: int = 10, progress: Progr
 
     ``into`` is filled as questions are kept, so a caller that is interrupted (a page rerun) keeps them. A
     kind that finds no candidate answer costs no model call and no attempt; when no kind finds one, it stops.
+    A ``count`` past the settings' RAG_MAX_SET_QUESTIONS is refused (QuestionSetError) before any model call.
     """
+    problem = count_problem(count, getattr(kb, "settings", None))
+    if problem:
+        raise QuestionSetError(problem)
     chosen = pools(kb, collections, seed)
     plan = plan_kinds(count, len(chosen), max(len(p.order) for p in chosen))
     writer, done, started = Writer(model, kb, chosen, k), into or Generated(), time.perf_counter()

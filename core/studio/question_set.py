@@ -115,6 +115,31 @@ def load_question_set(path: Path | str = BUILTIN) -> list[dict]:
     return parse_question_set(text, path.name)
 
 
+def count_problem(count: int, settings) -> str | None:
+    """Why a set of ``count`` questions may not be written (RAG_MAX_SET_QUESTIONS), or None; 0 means no bound."""
+    limit = int(getattr(settings, "max_set_questions", 0) or 0)
+    if limit > 0 and count > limit:
+        return (f"refused: {count:,} questions would pass the limit of {limit:,} questions per set "
+                "(RAG_MAX_SET_QUESTIONS); ask for fewer")
+    return None
+
+
+def runs_problem(questions: int, patterns: int, settings) -> str | None:
+    """Why ``questions`` x ``patterns`` runs may not start as one evaluation or advice (RAG_MAX_SET_RUNS), or None."""
+    limit, runs = int(getattr(settings, "max_set_runs", 0) or 0), questions * patterns
+    if limit > 0 and runs > limit:
+        return (f"refused: {questions:,} questions x {patterns:,} patterns = {runs:,} runs would pass the limit of "
+                f"{limit:,} runs per evaluation or advice (RAG_MAX_SET_RUNS); choose fewer questions or patterns")
+    return None
+
+
+def refuse_runs(questions: int, patterns: int, settings) -> None:
+    """Raise QuestionSetError with runs_problem's line when the runs are past the limit."""
+    problem = runs_problem(questions, patterns, settings)
+    if problem:
+        raise QuestionSetError(problem)
+
+
 def unknown_sources(items: list[dict], known: list[str]) -> list[str]:
     """Source names the set expects that are not collections here (their route checks will fail)."""
     names = set(known) | {"web"}

@@ -244,3 +244,37 @@ def test_advising_on_a_set_about_an_undescribed_collection_warns_first(app_data,
     assert any(shown(w.value).startswith("my_faq has no description") for w in at.warning)
     at.selectbox(key="advise_set").set_value("menu.jsonl").run()
     assert not any("no description" in w.value for w in at.warning)  # the samples are described
+
+
+def test_question_writing_evaluation_and_advice_past_their_limits_are_one_line_each_and_write_nothing(
+        app_data, scripted, monkeypatch):
+    from core.studio import advise
+    from core.studio.question_set import save_question_set
+
+    monkeypatch.setenv("RAG_MAX_SET_QUESTIONS", "2")
+    monkeypatch.setenv("RAG_MAX_SET_RUNS", "3")
+    settings = load_settings()
+    save_question_set(settings, "menu", [dict(MENU, kind="single"), dict(GREETING, kind="small_talk")])
+    at = open_page(EVALUATION)
+    at.multiselect(key="gen_collections").set_value(["restaurant_menu"])
+    at.number_input(key="gen_count").set_value(3)
+    button(at, "Generate").click().run()
+    assert_clean(at)
+    assert [shown(e.value) for e in at.error] == [
+        "refused: 3 questions would pass the limit of 2 questions per set (RAG_MAX_SET_QUESTIONS); ask for fewer"]
+    assert not scripted.calls and "Kept" not in shown(texts(at))
+
+    at.multiselect(key="eval_patterns").set_value(["basic", "adaptive"])
+    at.number_input(key="eval_limit_builtin.jsonl").set_value(2)
+    button(at, "Run and save").click().run()
+    assert_clean(at)
+    assert shown(at.error[0].value) == ("refused: 2 questions x 2 patterns = 4 runs would pass the limit of 3 runs per "
+                                        "evaluation or advice (RAG_MAX_SET_RUNS); choose fewer questions or patterns")
+    assert evaluate.saved_reports(settings) == [] and not scripted.calls
+
+    at.multiselect(key="advise_patterns_0").set_value(["basic", "adaptive"])
+    button(at, "Advise").click().run()
+    assert_clean(at)
+    assert any("2 questions x 2 patterns = 4 runs" in shown(e.value) and "RAG_MAX_SET_RUNS" in shown(e.value)
+               for e in at.error)
+    assert advise.list_advice(settings) == [] and not scripted.calls

@@ -14,6 +14,7 @@ from core.studio import advise
 from core.studio.question_gen import Generated, generate
 from core.studio.question_set import (
     QuestionSetError,
+    count_problem,
     dump_question_set,
     load_saved_question_set,
     save_question_set,
@@ -43,6 +44,8 @@ def generate_section(settings: Settings, kb) -> None:
     if st.button(t("gen_run"), key="gen_run", icon="✍️"):
         if not chosen:
             st.error(t("gen_none"), icon="⚠️")
+        elif count_problem(int(count), settings):  # RAG_MAX_SET_QUESTIONS: before the model is loaded
+            st.error(plain_markdown(count_problem(int(count), settings)), icon="⚠️")
         else:
             _write(settings, kb, chosen, int(count), state)
     done: Generated | None = state["done"]
@@ -169,8 +172,18 @@ def advise_section(settings: Settings, kb) -> None:
                                   placeholder=t("choose_options"),
                                   key=f"advise_patterns_{budget}")
         if st.button(t("advise_run"), key="advise_run", type="primary", icon="🧭") and patterns:
-            st.session_state["advice_id"] = advise.start(settings, items, patterns, set_file)
+            _start_advice(settings, items, patterns, set_file)
     _shown_advice(settings)
+
+
+def _start_advice(settings: Settings, items: list[dict], patterns: list[str], set_file: str) -> bool:
+    """Start an advice in the background; past RAG_MAX_SET_RUNS one line says so and nothing is written."""
+    try:
+        st.session_state["advice_id"] = advise.start(settings, items, patterns, set_file)
+    except QuestionSetError as exc:
+        st.error(plain_markdown(str(exc)), icon="⚠️")
+        return False
+    return True
 
 
 def _status(status: str) -> str:
@@ -199,8 +212,8 @@ def _shown_advice(settings: Settings) -> None:
             advise.stop(advice_id)
     elif record["status"] in ("stopped", "interrupted", "failed") and left.button(t("advise_continue"),
                                                                                   key="advise_continue", icon="▶️"):
-        st.session_state["advice_id"] = advise.start(settings, record["items"], record["patterns"], record["set"])
-        st.rerun()
+        if _start_advice(settings, record["items"], record["patterns"], record["set"]):
+            st.rerun()
     if record.get("error"):
         st.warning(plain_markdown(record["error"]), icon="⚠️")
     report = record.get("report") or advise.report(settings, record["items"], record["patterns"],

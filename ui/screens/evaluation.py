@@ -9,7 +9,15 @@ import streamlit as st
 from core.config import Settings
 from core.patterns import pattern_ids
 from core.studio.evaluate import evaluate, save, saved_reports
-from core.studio.question_set import BUILTIN, QuestionSetError, load_question_set, parse_question_set, spread, unknown_sources
+from core.studio.question_set import (
+    BUILTIN,
+    QuestionSetError,
+    load_question_set,
+    parse_question_set,
+    runs_problem,
+    spread,
+    unknown_sources,
+)
 from core.studio.render import plain_markdown
 from ui.evidence.chart_export import chart_png
 from ui.i18n import t
@@ -232,9 +240,13 @@ def _start(settings: Settings, state: dict) -> None:
     if not patterns:
         st.error(t("no_patterns"), icon="⚠️")
         return
+    chosen = spread([item for item in items if not category or item["category"] == category], int(limit))
+    problem = runs_problem(len(chosen), len(patterns), settings)
+    if problem:  # RAG_MAX_SET_RUNS: before the samples are indexed or a run starts
+        st.error(plain_markdown(problem), icon="⚠️")
+        return
     if not ensure_samples(settings):
         return
-    chosen = spread([item for item in items if not category or item["category"] == category], int(limit))
     bar = st.progress(0.0, text=t("eval_running"))
     try:
         report = evaluate(settings, patterns, chosen, set_name=set_name, progress=lambda done, total, label: bar.progress(
