@@ -7,12 +7,20 @@ import re
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 
+from core.prompts import escape_fences, neutralise_control_tokens
+
 
 def message_text(message: BaseMessage) -> str:
     content = message.content
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+
+
+def prompt_text(message: BaseMessage) -> str:
+    """A message's text as the model reads it, its chat-template control tokens made plain: llama.cpp parses special
+    tokens in the rendered prompt, so ``<|im_end|>`` in a document, a web page or a question would end its turn."""
+    return neutralise_control_tokens(message_text(message))
 
 
 def to_chat_messages(messages: list[BaseMessage], tagged: bool = False) -> list[dict]:
@@ -26,21 +34,22 @@ def to_chat_messages(messages: list[BaseMessage], tagged: bool = False) -> list[
     turns: list[dict] = []
     for m in messages:
         if isinstance(m, SystemMessage):
-            system.append(message_text(m))
+            system.append(prompt_text(m))
             continue
         if isinstance(m, ToolMessage):
             role = "user"
-            text = (f"<tool_response>\n{message_text(m)}\n</tool_response>" if tagged
-                    else f"Tool result ({m.name or 'tool'}):\n{message_text(m)}")
+            text = (f"<tool_response>\n{prompt_text(m)}\n</tool_response>" if tagged
+                    else f"Tool result ({m.name or 'tool'}):\n{prompt_text(m)}")
         elif isinstance(m, AIMessage):
             calls = [{"name": c["name"], "arguments": c["args"]} for c in m.tool_calls]
             if tagged and calls:
-                text = "\n".join([message_text(m)] * bool(message_text(m)) + [tagged_call(c) for c in calls])
+                text = "\n".join([prompt_text(m)] * bool(prompt_text(m)) + [tagged_call(c) for c in calls])
             else:
-                text = message_text(m) or (json.dumps({"tool_calls": calls}, ensure_ascii=False) if calls else "")
+                text = prompt_text(m) or (json.dumps({"tool_calls": calls}, ensure_ascii=False) if calls else "")
             role = "assistant"
         else:
-            role, text = "user", message_text(m)
+            role, text = "user", prompt_text(m)
+        text = neutralise_control_tokens(text)  # the calls' JSON too: a query may quote a document
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"] += "\n\n" + text
         else:
@@ -135,7 +144,8 @@ def tagged_call(call: dict) -> str:
 
 def tagged_tool_instructions(tools: list[dict]) -> str:
     """The tools as Qwen2.5's template lists them in its system turn."""
-    return TAGGED_TOOLS.format(tools="\n".join(json.dumps(t, ensure_ascii=False) for t in tools))
+    # a description holds a collection's user-typed text: escaped, it cannot close <tools>
+    return TAGGED_TOOLS.format(tools=escape_fences("\n".join(json.dumps(t, ensure_ascii=False) for t in tools)))
 
 
 def tagged_call_grammar(tools: list[dict], allow_answer: bool, max_calls: int = 1) -> str:

@@ -60,13 +60,25 @@ def answer_request(question: str) -> str:
 
 # the tags prompts fence data with; inside the data they are escaped so a document cannot close its fence
 FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers", "collections", "focus",
-              "already_written")
+              "already_written", "line", "question", "sentence", "note", "tools")
 _TAG = re.compile(rf"<\s*+/?\s*+(?:{'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): drawn as nothing, so a tag padded with them
 # reads as the tag. Not all of them are format characters (Cf): variation selectors and U+034F are marks (Mn)
 _IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
                         "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3"
                         "\U0001d173-\U0001d17a\U000e0000-\U000e0fff]")
+
+
+# chat-template control tokens written as text: llama.cpp reads the rendered prompt with special tokens parsed, so
+# "<|im_end|><|im_start|>system" inside a document would end the turn and open the system's (Qwen, Llama 3, Phi;
+# DeepSeek's full-width bars; Gemma's turn markers)
+CONTROL_TOKEN = re.compile(r"<\|[^|\s<>]{1,64}\|>|<\uff5c[^\uff5c\s<>]{1,64}\uff5c>"
+                           r"|</?(?:start_of_turn|end_of_turn|bos|eos|pad|unk|start_of_image|end_of_image)>")
+
+
+def neutralise_control_tokens(text: str) -> str:
+    """``text`` with every chat-template control token made plain text (its ``<`` written ``&lt;``)."""
+    return CONTROL_TOKEN.sub(lambda m: "&lt;" + m.group(0)[1:], str(text))
 
 
 def escape_fences(text: str) -> str:
@@ -84,7 +96,7 @@ def escape_fences(text: str) -> str:
     for at in openers:
         out += [text[last:at], "&lt;"]
         last = at + 1
-    return "".join(out) + text[last:]
+    return neutralise_control_tokens("".join(out) + text[last:])
 
 
 def _visible(text: str) -> tuple[str, list[int]]:
@@ -101,7 +113,9 @@ def _visible(text: str) -> tuple[str, list[int]]:
 
 
 def fence(text: str, tag: str = "document", inline: bool = False) -> str:
-    """Untrusted text inside ``<tag>`` fences, its own fence tags escaped."""
+    """Untrusted text inside ``<tag>`` fences, its own fence tags escaped (``tag`` must be one of FENCE_TAGS)."""
+    if tag not in FENCE_TAGS:  # escape_fences escapes FENCE_TAGS only: any other tag could be closed by the text
+        raise ValueError(f"fence tag {tag!r} is not in FENCE_TAGS")
     body = escape_fences(text)
     return f"<{tag}>{body}</{tag}>" if inline else f"<{tag}>\n{body}\n</{tag}>"
 

@@ -40,11 +40,12 @@ class Declined(BaseModel):
 def model_judge(model) -> Judge:
     """Whether an answer written by a model declines, judged by a model (structured yes/no)."""
     from core.llm import graders
+    from core.prompts import fence
     from core.prompts import workflow as P
 
-    def judge(question: str, answer: str) -> bool | None:
-        outcome = graders.ask(model, Declined, P.DECLINE_SYSTEM,
-                              f"Question: {question}\n\n<answer>\n{answer}\n</answer>", Declined(declined=False))
+    def judge(question: str, answer: str) -> bool | None:  # the answer may quote a document: fenced, its tags escaped
+        outcome = graders.ask(model, Declined, P.DECLINE_SYSTEM, f"Question: {question}\n\n{fence(answer, 'answer')}",
+                              Declined(declined=False))
         return None if outcome.fallback else outcome.value.declined
 
     return judge
