@@ -47,7 +47,7 @@ COLLECTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$")
 
 
 def valid_collection_name(name: str) -> bool:
-    return bool(COLLECTION_NAME.match(name)) and ".." not in name
+    return bool(COLLECTION_NAME.fullmatch(name)) and ".." not in name  # fullmatch: "$" would let "menu\n" pass
 
 
 class EmbeddingMismatchError(KnowledgeError):
