@@ -285,6 +285,10 @@ class KnowledgeBase:
         if collection.lower() in RESERVED:
             use = "web search" if collection.lower() == "web" else "a direct answer"
             raise KnowledgeError(f"{collection!r} is reserved (the routers use it for {use}); choose another collection name")
+        most = int(self.settings.max_upload_files or 0)
+        if files and most > 0 and len(files) > most:  # before a byte is read or a chunk embedded
+            raise KnowledgeError(f"refused: {len(files):,} files in one upload would pass the limit of {most:,} files "
+                                 "per upload (RAG_MAX_UPLOAD_FILES); upload fewer at a time")
         return self._ingest(paths, collection, progress, files, replace)
 
     def _ingest(self, paths: list[Path], collection: str, progress: Progress | None,

@@ -61,3 +61,13 @@ def test_a_thread_id_is_a_value_never_sql(settings):
     assert registry.get("t-1")["title"] == "first"
     assert registry.get("x' OR '1'='1") is None and registry.get("t-1' --") is None
     assert registry.list(pattern="basic' OR '1'='1") == []
+
+
+def test_an_upload_of_more_files_than_the_limit_is_refused_in_one_line_before_anything_is_indexed(settings):
+    kb = KnowledgeBase(settings.with_(max_upload_files=3), HashEmbeddings())
+    files = {f"f{n}.md": b"# A\n\ntext" for n in range(4)}
+    with pytest.raises(KnowledgeError, match=r"^refused: 4 files in one upload would pass the limit of 3 files per "
+                                             r"upload \(RAG_MAX_UPLOAD_FILES\); upload fewer at a time$"):
+        kb.ingest([], "notes", files=files)
+    assert kb.names() == []
+    assert list(kb.ingest([], "notes", files=dict(list(files.items())[:3])).added) == ["f0.md", "f1.md", "f2.md"]
