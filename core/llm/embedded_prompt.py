@@ -38,7 +38,7 @@ def to_chat_messages(messages: list[BaseMessage], tagged: bool = False) -> list[
             continue
         if isinstance(m, ToolMessage):
             role = "user"
-            text = (f"<tool_response>\n{prompt_text(m)}\n</tool_response>" if tagged
+            text = (f"<tool_response>\n{escape_fences(prompt_text(m))}\n</tool_response>" if tagged
                     else f"Tool result ({m.name or 'tool'}):\n{prompt_text(m)}")
         elif isinstance(m, AIMessage):
             calls = [{"name": c["name"], "arguments": c["args"]} for c in m.tool_calls]

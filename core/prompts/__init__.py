@@ -60,7 +60,7 @@ def answer_request(question: str) -> str:
 
 # the tags prompts fence data with; inside the data they are escaped so a document cannot close its fence
 FENCE_TAGS = ("document", "documents", "answer", "context", "relations", "sub_answers", "collections", "focus",
-              "already_written", "line", "question", "sentence", "note", "tools")
+              "already_written", "line", "question", "sentence", "note", "tools", "tool_response")
 _TAG = re.compile(rf"<\s*+/?\s*+(?:{'|'.join(FENCE_TAGS)})(?=[\s/>]|$)", re.IGNORECASE)
 # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): drawn as nothing, so a tag padded with them
 # reads as the tag. Not all of them are format characters (Cf): variation selectors and U+034F are marks (Mn)
