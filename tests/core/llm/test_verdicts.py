@@ -228,7 +228,8 @@ def test_self_rag_drops_the_documents_below_the_threshold(sample_settings):
 
 def test_threshold_overrides_are_checked_in_one_line():
     assert parse_overrides("relevance=0.6, crag=0.2:0.7") == {"relevance": 0.6, "crag": (0.2, 0.7)}
-    for bad in ("relevance=1.5", "crag=0.8:0.2", "speed=0.5", "relevance", "grounded=0.1:0.2"):
+    for bad in ("relevance=1.5", "crag=0.8:0.2", "speed=0.5", "relevance", "grounded=0.1:0.2", "relevance=nan",
+                "crag=nan:0.5", "relevance=-inf", "relevance=" + "9" * 5000):  # hostile sidebar values (issue 53)
         with pytest.raises(ValueError) as err:
             parse_overrides(bad)
         assert "\n" not in str(err.value)
