@@ -27,6 +27,7 @@ from langchain_core.documents import Document
 from pydantic import BaseModel, Field
 
 from core.config import Settings
+from core.knowledge import korean_tokens
 from core.knowledge.graph_extraction import (
     NAME_CHARS,
     ChunkQueue,
@@ -35,6 +36,7 @@ from core.knowledge.graph_extraction import (
     cut,
     extract_into,
     first,
+    list_facts,
     meaningful,
     model_label,
     name_key,
@@ -140,10 +142,12 @@ def _lock(path: Path) -> threading.Lock:
 # ---------------------------------------------------------------- reading without building
 
 
-def _lookup(settings: Settings, collection: str, digest: str, model: str) -> tuple[nx.MultiDiGraph | None, dict, str]:
+def _lookup(settings: Settings, collection: str, digest: str, model: str, docs: list[Document] | None = None
+            ) -> tuple[nx.MultiDiGraph | None, dict, str]:
     """The usable graph for these chunks and this model: (graph or None, its record, status).
 
     status: cached | loaded | shipped (complete) | partial (a build under way or interrupted) | missing.
+    ``docs`` (the graph's chunks) let a graph stored before list facts were read get them (``_with_list_facts``).
     """
     path = graph_path(settings, collection)
     cached = _cache.get(str(path))
@@ -152,15 +156,40 @@ def _lookup(settings: Settings, collection: str, digest: str, model: str) -> tup
     stored = _read(path)
     if usable(stored, digest, model):
         graph = import_graph(stored)
+        stored = _with_list_facts(path, graph, stored, docs, collection)
         _remember(path, digest, model, graph, stored)
         return graph, stored, "loaded" if stored.get("complete") else "partial"
     shipped = _read(SHIPPED_GRAPHS / f"{collection}.json")
     if usable(shipped, digest, model) and shipped.get("complete") and not _failed_entirely(shipped):
-        _write(path, shipped)  # a fresh data directory: the sample's graph as shipped, nothing extracted
         graph = import_graph(shipped)
+        shipped = _with_list_facts(path, graph, shipped, docs, collection)
+        _write(path, shipped)  # a fresh data directory: the sample's graph as shipped, nothing extracted
         _remember(path, digest, model, graph, shipped)
         return graph, shipped, "shipped"
     return None, {}, "missing"
+
+
+def _with_list_facts(path: Path, graph: nx.MultiDiGraph, record: dict, docs: list[Document] | None,
+                     collection: str) -> dict:
+    """A graph stored before builds read list facts (``list_facts``) gets those of the chunks it has read.
+
+    Read without the model, so no graph is extracted again for them (the digest, and so every stored and
+    shipped graph, stays valid). Stored at once: a build resuming a partial graph stores a superset of it.
+    """
+    if record.get("list_facts") or docs is None:
+        return record
+    done = None if record.get("complete") else set(record.get("done") or [])
+    for doc in docs:
+        if done is None or doc.id in done:
+            listed = list_facts(doc)
+            fields = {name_key(t.r) for t in listed}  # the model's copies of listed fields go (with_list_facts)
+            graph.remove_edges_from([(u, v, k) for u, v, k, d in graph.edges(keys=True, data=True)
+                                     if d.get("chunk_id") == doc.id and name_key(d.get("relation", "")) in fields])
+            add_relations(graph, doc, listed, collection)
+    graph.remove_nodes_from([n for n in list(graph.nodes) if graph.degree(n) == 0])
+    record = {**record, "list_facts": True, **export_graph(graph)}
+    _write(path, record)
+    return record
 
 
 def _info(collection: str, digest: str, docs: list, model: str, record: dict, status: str) -> dict:
@@ -178,7 +207,7 @@ def current_graph(settings: Settings, kb, collection: str, model: str,
     build retries it), done, errors, nodes, edges.
     """
     docs, digest = collection_chunks(kb, collection, max_chunks)
-    graph, record, status = _lookup(settings, collection, digest, model)
+    graph, record, status = _lookup(settings, collection, digest, model, docs)
     info = _info(collection, digest, docs, model, record, status)
     graph = graph if graph is not None else nx.MultiDiGraph()
     info.update(nodes=graph.number_of_nodes(), edges=graph.number_of_edges())
@@ -201,7 +230,7 @@ def ensure_graph(settings: Settings, kb, model, collection: str, max_chunks: int
     with _lock(path):  # two callers asking at once build it once
         started = time.perf_counter()
         docs, digest = collection_chunks(kb, collection, max_chunks)
-        graph, record, status = _lookup(settings, collection, digest, model_name)
+        graph, record, status = _lookup(settings, collection, digest, model_name, docs)
         if _failed_entirely(record):  # every chunk failed last time: start again
             graph, record = None, {}
         if not record.get("complete"):
@@ -228,7 +257,8 @@ def _extract(settings: Settings, model, docs: list[Document], collection: str, d
 
     def store(complete: bool, errors: list[str]) -> dict:
         stored = {"version": FORMAT_VERSION, "collection": collection, "digest": digest, "model": model_name,
-                  "chunks": len(docs), "max_chunks": max_chunks, "complete": complete, "done": list(done),
+                  "chunks": len(docs), "max_chunks": max_chunks, "complete": complete, "list_facts": True,
+                  "done": list(done),
                   "failed": failed, "errors": earlier_errors + errors, "built_at": int(time.time()),
                   **export_graph(graph)}
         _write(path, stored)
@@ -294,13 +324,19 @@ def merge_graphs(graphs: list[nx.MultiDiGraph]) -> nx.MultiDiGraph:
 def link_entities(graph: nx.MultiDiGraph, question: str, mentions: list[str], limit: int = 6) -> list[dict]:
     """Graph nodes the question is about: names found in the question, then mentions matched by name.
 
-    Each match: {"node", "name", "mention", "how"} with how = in_question | exact | contains | similar.
+    Each match: {"node", "name", "mention", "how"} with how = in_question | head | exact | contains | similar.
     """
     q_key = name_key(question)
     found: dict[str, dict] = {}
     for key, data in graph.nodes(data=True):
         if meaningful(key) and key in q_key:
             found[key] = {"node": key, "name": data.get("name", key), "mention": data.get("name", key), "how": "in_question"}
+    named = {name_key(part) for m in found.values() if len(m["name"].split()) > 1 for part in m["name"].split()}
+    for word, keys in _heads(graph, question).items():
+        if word in named:  # "시그니처 스테이크" asked for by name: its head is no other steak's
+            continue
+        for key in keys:
+            found.setdefault(key, {"node": key, "name": graph.nodes[key].get("name", key), "mention": word, "how": "head"})
     # a name inside a longer matched name ("스테이크" in "시그니처 스테이크") adds nothing but noise
     for key in list(found):
         if any(key != other and key in other for other in found):
@@ -328,8 +364,26 @@ def link_entities(graph: nx.MultiDiGraph, question: str, mentions: list[str], li
     return ranked[:limit]
 
 
-def neighbourhood(graph: nx.MultiDiGraph, seeds: list[str], hops: int = 2, limit: int = 30) -> list[dict]:
-    """Relations among the nodes within ``hops`` of the seeds (either direction), nearest first."""
+HEADS_PER_WORD = 3  # nodes one question word may link by their last word (the best connected first)
+
+
+def _heads(graph: nx.MultiDiGraph, question: str) -> dict[str, list[str]]:
+    """Nodes named by several words whose last word is a word of the question: "스테이크와 어울리는 와인" is about
+    "시그니처 스테이크" and "그릴드 연어 스테이크" (a Korean head noun comes last). Question word -> node keys."""
+    words = {w for w in korean_tokens.tokens(question) if meaningful(name_key(w))}
+    heads: dict[str, list[str]] = {}
+    for key, data in graph.nodes(data=True):
+        parts = str(data.get("name", "")).split()
+        if len(parts) > 1 and (last := name_key(parts[-1]).casefold()) in words:
+            heads.setdefault(last, []).append(key)
+    return {word: sorted(keys, key=lambda k: -graph.degree(k))[:HEADS_PER_WORD] for word, keys in heads.items()}
+
+
+def neighbourhood(graph: nx.MultiDiGraph, seeds: list[str], hops: int = 2, limit: int = 30,
+                  question: str = "") -> list[dict]:
+    """Relations among the nodes within ``hops`` of the seeds (either direction): first the seeds' relations
+    sharing words with ``question`` (what it asks of them), then the relations of what those lead to (the
+    answers' own facts), then the rest; nearest first within each."""
     undirected = graph.to_undirected(as_view=True)
     distance: dict[str, int] = {}
     for seed in seeds:
@@ -350,7 +404,25 @@ def neighbourhood(graph: nx.MultiDiGraph, seeds: list[str], hops: int = 2, limit
                           "label": data.get("label", ""), "chunk_id": data.get("chunk_id", ""),
                           "doc": {"source": data.get("doc_source"), "title": data.get("title"), "page": data.get("page"),
                                   "collection": data.get("collection")}})
-    relations.sort(key=lambda r: r["hops"])
+        # the words of the relation and of its ends other than a seed: "어울리는 음식" answers "어울리는 와인"
+        relations[-1]["_words"] = (data.get("relation", ""), " ".join(graph.nodes[n].get("name", n)
+                                                                     for n in (u, v) if n not in seeds))
+    asked = set(korean_tokens.tokens(question)) if question else set()
+    for rel in relations:
+        relation, names = rel.pop("_words")
+        # a word of the relation says more of what is asked than a word of a name ("레드와인 소스")
+        rel["overlap"] = (2 * len(asked & set(korean_tokens.tokens(relation)))
+                          + len(asked & set(korean_tokens.tokens(names)))) if asked else 0
+    seed_set = set(seeds)
+    asked_of = [r for r in relations if r["overlap"] and r["hops"] == 0]  # what the question asks of the seeds
+    answers = {name_key(r[end]) for r in asked_of for end in ("source", "target")} - seed_set
+
+    def rank(rel: dict) -> tuple:
+        ends = {name_key(rel["source"]), name_key(rel["target"])}
+        tier = 0 if rel["overlap"] and rel["hops"] == 0 else 1 if ends & answers else 2
+        return tier, rel["hops"], -rel["overlap"]
+
+    relations.sort(key=rank)
     return relations[:limit]
 
 
@@ -358,14 +430,41 @@ def relation_line(rel: dict) -> str:
     return f"{rel['source']} --[{rel['relation']}]--> {rel['target']} ({rel['label']})"
 
 
-def relation_documents(relations: list[dict]) -> list[Document]:
-    """The relations grouped by the chunk they came from, as citable Documents."""
+PASSAGE_CHARS = 800  # of a source chunk shown with its relations: about one section of a menu or a list
+
+
+def passage_chunks(relations: list[dict]) -> list[tuple[str, str]]:
+    """(collection, chunk id) of every chunk the relations came from, in the relations' order."""
+    chunks: list[tuple[str, str]] = []
+    for rel in relations:
+        key = (rel["doc"].get("collection") or "", rel["chunk_id"])
+        if rel["chunk_id"] and key not in chunks:
+            chunks.append(key)
+    return chunks
+
+
+def best_passages(texts: dict[str, str], question: str, most: int) -> dict[str, str]:
+    """The ``most`` chunks (id -> text, in the relations' order) sharing the most words with the question:
+    the passages an answer reads beside the relations. A relation a small model extracted from prose is
+    often vague ("일본 --[전략]--> AI"); the passage it came from says the figure the question asks for."""
+    asked = set(korean_tokens.tokens(question))
+    order = {chunk: i for i, chunk in enumerate(texts)}
+    scored = sorted(texts, key=lambda c: (-len(asked & set(korean_tokens.tokens(texts[c]))), order[c]))
+    return {chunk: texts[chunk] for chunk in scored[:most]}
+
+
+def relation_documents(relations: list[dict], passages: dict[str, str] | None = None) -> list[Document]:
+    """The relations grouped by the chunk they came from, as citable Documents; a chunk in ``passages``
+    (chunk id -> text) has its text after its relations."""
     by_chunk: dict[str, list[dict]] = {}
     for rel in relations:
         by_chunk.setdefault(rel["chunk_id"] or rel["label"], []).append(rel)
     docs = []
     for chunk_id, rels in by_chunk.items():
         meta = {**rels[0]["doc"], "chunk_id": chunk_id}
-        docs.append(Document(page_content="\n".join(relation_line(r) for r in rels),
-                             metadata={k: v for k, v in meta.items() if v is not None}))
+        text = "\n".join(relation_line(r) for r in rels)
+        if passages and chunk_id in passages:
+            text += "\n\n" + passages[chunk_id][:PASSAGE_CHARS]
+        docs.append(Document(page_content=text, metadata={k: v for k, v in meta.items() if v is not None}))
+    docs.sort(key=lambda d: d.metadata["chunk_id"] not in (passages or {}))  # stable: the passages first
     return docs

@@ -10,6 +10,7 @@ the embedded model reads it once), and one instruction text serves four chunks i
 from __future__ import annotations
 
 import functools
+import re
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -88,11 +89,88 @@ def extract_batch(model, docs: list[Document]) -> tuple[list[list[Triple]], str]
     return triples_by_chunk(outcome.value, len(docs)), outcome.error if outcome.fallback else ""
 
 
+# ---------------------------------------------------------------- facts written as lists
+
+PROSE_WORDS = 5  # an item longer than this is a sentence, not a name: left to the model
+_HEADING = re.compile(r"^#{1,6}\s+(?:\d+[.)]\s*)?(.+?)\s*#*$")
+_FIELD = re.compile(rf"^\s*[-*•]\s+\**([^:*]{{1,{RELATION_CHARS}}}?)\**\s*:\s*(.+)$")
+
+
+def _items(value: str) -> list[str]:
+    """A field's value split into items at ", " and " / " outside brackets; a sentence ends it at ". "."""
+    items, depth, current, i = [], 0, "", 0
+    while i < len(value):
+        char = value[i]
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if depth == 0 and value.startswith(". ", i):
+            break
+        if depth == 0 and (value.startswith(", ", i) or value.startswith(" / ", i)):
+            items.append(current)
+            current, i = "", i + (2 if value[i] == "," else 3)
+            continue
+        current += char
+        i += 1
+    return [name for name in map(clean_name, items + [current]) if name]
+
+
+def list_facts(doc: Document) -> list[Triple]:
+    """Facts a chunk states as a list under a heading ("## 1. 시그니처 스테이크" then "- 가격: ₩35,000"):
+    (heading, field, item) for each item, read without the model. Fields written as sentences are skipped:
+    the model reads those."""
+    facts, heading = [], ""
+    for line in doc.page_content.splitlines():
+        if match := _HEADING.match(line.strip()):
+            heading = clean_name(match.group(1))
+            continue
+        match = _FIELD.match(line)
+        if not (heading and match):
+            continue
+        relation, value = clean_name(match.group(1)), match.group(2).strip()
+        if "니다" in value or len(value.split()) > 3 * PROSE_WORDS:  # a description: sentences, not items
+            continue
+        for item in _items(value):
+            if len(item.split()) > PROSE_WORDS or len(item) > NAME_CHARS:
+                continue
+            facts.append(Triple(c=1, s=heading, r=relation, o=item))
+    return facts
+
+
+def with_list_facts(doc: Document, triples: list[Triple]) -> list[Triple]:
+    """A chunk's list facts, then the model's triples on other relations: where the list states a field, the
+    model's copy of it is noise ("허브 양갈비 구이, 시그니처 스테이크 --[어울리는 음식]--> 레드 록 바로사 쉬라즈")."""
+    listed = list_facts(doc)
+    fields = {name_key(t.r) for t in listed}
+    return listed + [t for t in triples if name_key(t.r) not in fields]
+
+
 # ---------------------------------------------------------------- names and edges
 
 
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
 def clean_name(text: str) -> str:
-    return " ".join(str(text or "").split()).strip(" \"'`.,;:()[]{}")
+    """A name without surrounding spaces, quotes and punctuation; brackets go only where they are unpaired
+    ("라 포레스타 (La Foresta)" keeps its own) and a name wholly in brackets is unwrapped."""
+    name = " ".join(str(text or "").split()).strip(" \"'`.,;:*")
+    while len(name) > 1 and name[0] in _PAIRS and name[-1] == _PAIRS[name[0]] and _balanced(name[1:-1]):
+        name = name[1:-1].strip(" \"'`.,;:*")
+    while name and name[0] in "([{" and not _balanced(name):
+        name = name[1:].strip(" \"'`.,;:*")
+    while name and name[-1] in ")]}" and not _balanced(name):
+        name = name[:-1].strip(" \"'`.,;:*")
+    return name
+
+
+def _balanced(text: str) -> bool:
+    depth = 0
+    for char in text:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def name_key(text: str) -> str:
@@ -235,7 +313,7 @@ def extract_into(graph: nx.MultiDiGraph, model, docs: list[Document], collection
                     error = f"{', '.join(d.metadata.get('chunk_id', d.id or '?') for d in batch)}: {error[:120]}"
                     errors.append(error)
                 for doc, triples in zip(batch, per_chunk):
-                    add_relations(graph, doc, triples, collection)
+                    add_relations(graph, doc, with_list_facts(doc, triples), collection)
                 if on_batch:
                     on_batch(batch, error)
                 queue.finish(batch)

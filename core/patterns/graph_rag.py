@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from typing import Annotated, Literal
 
+from langchain_core.documents import Document
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
@@ -46,12 +47,13 @@ from core.patterns.common import (
 )
 from core.patterns.state import per_question, per_turn, question_defaults
 from core.prompts import agents as P
-from core.prompts import answer_request, escape_fences
+from core.prompts import answer_request, format_documents, is_korean
 from core.runtime.context import RunContext
 from core.runtime.trace import event, progress_reporter, stop
 
 HOPS = 2
 MAX_RELATIONS = 30
+PASSAGES = 2  # source chunks whose text the answer reads beside the relations
 MAX_GRAPH_COLLECTIONS = 4
 
 
@@ -131,7 +133,8 @@ def route_after_linking(state: GraphRagState) -> Literal["collect_relations", "d
 def collect_relations(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
     """Node: the relations within HOPS hops of the linked entities (at most MAX_RELATIONS)."""
     graph = graph_for(runtime.context, state)
-    relations = eg.neighbourhood(graph, [m["node"] for m in state["entities"]], HOPS, MAX_RELATIONS)
+    relations = eg.neighbourhood(graph, [m["node"] for m in state["entities"]], HOPS, MAX_RELATIONS,
+                                 state["standalone_question"])
     ev = event("collect_relations", "tool", grader="graph", target=", ".join(m["name"] for m in state["entities"]),
                verdict=f"{len(relations)} relation(s)", reason=f"neighbourhood up to {HOPS} hops",
                relations=[eg.relation_line(r) for r in relations])
@@ -146,14 +149,34 @@ def route_after_relations(state: GraphRagState) -> Literal["review_documents", "
 
 
 def generate(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
-    """Node: the answer from the relations, with a note when a graph was not fully built."""
+    """Node: the answer from the relations, grouped by the chunk they came from, the nearest chunks' text
+    beside theirs (what a short relation leaves out), with a note when a graph was not fully built."""
     relations = state["relations"]
-    system = P.GRAPH_ANSWER_SYSTEM.format(relations=escape_fences("\n".join(eg.relation_line(r) for r in relations)))
-    reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(answer_request(state["standalone_question"]))])
-    docs = eg.relation_documents(relations)
+    question = state["standalone_question"]
+    docs = eg.relation_documents(relations, _passages(runtime.context, relations, question))
+    # numbered without their titles: Qwen 1.5B named "라 포레스타 와인 리스트", a title, among the wines
+    shown = [Document(page_content=d.page_content, metadata={k: v for k, v in d.metadata.items() if k != "title"})
+             for d in docs]
+    system = P.GRAPH_ANSWER_SYSTEM.format(documents=format_documents(shown))
+    form = P.GRAPH_ANSWER_FORM_KO if is_korean(question) else P.GRAPH_ANSWER_FORM
+    reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(f"{answer_request(question)}\n{form}")])
     return {**final(_with_note(str(reply.content).strip(), state), docs),
             **stop("generate", "answered", f"answered from {len(relations)} relation(s) around "
                                            f"{len(state['entities'])} matched entit(ies)")}
+
+
+def _passages(ctx: RunContext, relations: list[dict], question: str) -> dict[str, str]:
+    """chunk id -> text of the PASSAGES chunks the relations came from that share most words with the
+    question (a chunk gone since is left out)."""
+    by_collection: dict[str, list[str]] = {}
+    for collection, chunk_id in eg.passage_chunks(relations):
+        by_collection.setdefault(collection, []).append(chunk_id)
+    texts: dict[str, str] = {}
+    for collection, ids in by_collection.items():
+        if collection and ctx.kb.exists(collection):
+            texts.update(ctx.kb.chunk_texts(collection, ids))
+    ordered = {chunk: texts[chunk] for _, chunk in eg.passage_chunks(relations) if chunk in texts}
+    return eg.best_passages(ordered, question, PASSAGES)
 
 
 def direct_answer(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:

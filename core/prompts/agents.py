@@ -127,11 +127,21 @@ organisations, products, places, countries, laws, programmes, technologies), cop
 the question, at most {most}, each at most {name_chars} characters. A greeting or small talk names none: return \
 an empty list."""
 
-GRAPH_ANSWER_SYSTEM = f"""Answer the question using only the knowledge-graph relations below. \
-Each line is one fact: source --[relation]--> target (where it was found). Combine facts across \
-lines when they connect. If the relations do not answer the question, say so plainly. Answer in \
-the language of the question, briefly. {DATA_NOTE}
+GRAPH_ANSWER_SYSTEM = f"""Answer the question from the knowledge-graph sources below. Each numbered \
+source holds the relations the graph found in one passage of the user's documents, one per line as \
+source --[relation]--> target, and for the nearest ones the passage itself. Write full sentences: for \
+each thing you name, say what the sources state about it (how it relates to what the question asks, \
+its price, its place...) and cite its source as [1] right after. Name only things written in the \
+sources, and never answer with a bare list of names. If the sources do not answer the question, say so \
+plainly. Answer in the language of the question, briefly. {DATA_NOTE}
 
-<relations>
-{{relations}}
-</relations>"""
+<documents>
+{{documents}}
+</documents>"""
+
+# the user turn's last words, where a small model weighs them most (core.prompts.answer_request): Qwen 1.5B
+# answered "스테이크와 어울리는 와인" with a numbered list of names until told in Korean what a sentence is
+GRAPH_ANSWER_FORM_KO = ("(이름만 나열하지 말고, 항목마다 '…은(는) …입니다 [번호].'처럼 출처에 적힌 사실을 완전한 문장으로 "
+                        "쓰세요.)")
+GRAPH_ANSWER_FORM = ("(Do not just list names: for each item, write a full sentence saying what the sources state "
+                     "about it, with its [number].)")

@@ -82,8 +82,9 @@ def test_the_graph_exports_as_plain_node_and_edge_lists(wine_settings):
     json.dumps(stored)  # plain data all the way down
     nodes = {n["id"]: n for n in stored["nodes"]}
     assert nodes["시그니처스테이크"]["name"] == "시그니처 스테이크" and nodes["시그니처스테이크"]["collections"] == ["wine"]
-    edge = next(e for e in stored["edges"] if e["source_name"] == "카스텔로 알바 바롤로" and e["relation"] == "포도 품종")
-    assert edge["target_name"] == "네비올로" and edge["label"] == "restaurant_wine.md" and edge["chunk_id"]
+    # the list's own "- 포도 품종: 네비올로 100%", not the extractor's copy of that field
+    edge = next(e for e in stored["edges"] if e["source_name"] == "카스텔로 알바 바롤로" and e["target_name"] == "네비올로 100%")
+    assert edge["relation"] == "포도 품종" and edge["label"] == "restaurant_wine.md" and edge["chunk_id"]
     graph = eg.import_graph(stored)
     assert eg.export_graph(graph)["edges"] == eg.export_graph(eg.import_graph(eg.export_graph(graph)))["edges"]
 
@@ -100,15 +101,56 @@ def test_entities_missing_from_the_graph_end_without_an_answer(wine_settings):
     assert "화성 탐사" in result["termination_message"] and llm.calls == []
 
 
-def test_failed_extraction_is_recorded_and_the_run_still_ends(wine_settings):
-    grader = Extractor(entities=["시그니처 스테이크"], broken=True)
-    result, _ = _run(wine_settings, PAIRING_Q, grader)
+PROSE = ("# 숲길 산책 모임\n\n숲길 산책 모임은 매주 토요일 아침 가온구 숲길로 입구에서 모여 두 시간 동안 걷습니다. "
+         "모임을 이끄는 사람은 김하늘 대표이며, 비가 오는 날에는 산책을 쉬고 다음 주로 미룹니다.")
+
+
+def test_failed_extraction_is_recorded_and_the_run_still_ends(settings, tmp_path):
+    notes = tmp_path / "walks.md"
+    notes.write_text(PROSE, encoding="utf-8")  # prose only: no list for the graph to read without the model
+    KnowledgeBase(settings).ingest([notes], "walks")
+    eg._cache.clear()
+    grader = Extractor(entities=["숲길 산책 모임"], broken=True)
+    result, _ = _run(settings, "숲길 산책 모임은 언제 모이나요?", grader, source_ids=["walks"])
     load = _events(result, "load_graph")[0]
     assert load["kind"] == "error" and "extraction call(s) failed" in load["reason"] and "0 nodes" in load["reason"]
     assert result["termination_reason"] == "no_relevant_documents"
     pattern = get_pattern("graph_rag")
-    assert result["llm_calls"] <= pattern.max_llm_calls(wine_settings)
-    assert grader.extraction_calls() == 2 * calls_for(KnowledgeBase(wine_settings).info("wine")["chunks"])  # one retry each
+    assert result["llm_calls"] <= pattern.max_llm_calls(settings)
+    assert grader.extraction_calls() == 2 * calls_for(KnowledgeBase(settings).info("walks")["chunks"])  # one retry each
+
+
+def test_the_facts_a_document_lists_are_in_the_graph_when_the_model_reads_nothing(wine_settings):
+    """Every call of the model fails; the wine list's "- 어울리는 음식: …" lines still make the pairing relations."""
+    grader = Extractor(entities=["시그니처 스테이크"], broken=True)
+    result, _ = _run(wine_settings, PAIRING_Q, grader)
+    assert "extraction call(s) failed" in _events(result, "load_graph")[0]["reason"]
+    assert result["termination_reason"] == "answered"
+    used = _events(result, "collect_relations")[0]["relations"]
+    assert "카스텔로 알바 바롤로 --[어울리는 음식]--> 시그니처 스테이크 (restaurant_wine.md)" in used
+    assert any(line.startswith("카스텔로 알바 바롤로 --[가격]--> 병 ₩150,000") for line in used)  # two hops: the wine's price
+
+
+def test_the_answer_reads_the_nearest_chunks_beside_their_relations_and_cites_them(wine_settings):
+    result, llm = _run(wine_settings, PAIRING_Q, Extractor(entities=["시그니처 스테이크"]))
+    system = llm.calls[0][0].content
+    assert "[1]" in system and "full sentences" in system and "bare list of names" in system
+    # the pairing relations come first (they share "어울리는" with the question), then their chunk's own text
+    first = system.index("<documents>")
+    assert "--[어울리는 음식]--> 시그니처 스테이크" in system[first:first + 400]
+    assert "단단한 타닌이 한우 등심의 기름진 풍미와 만나" in system  # the Silver Creek chunk's description
+    assert result["sources"] and result["claim_support"]["claims"] == 1
+
+
+def test_a_question_word_links_the_names_it_is_the_last_word_of():
+    graph = eg.import_graph({"nodes": [{"id": eg.name_key(n), "name": n} for n in
+                                       ("시그니처 스테이크", "그릴드 연어 스테이크", "스테이크", "스테이크 소스", "와인 리스트")],
+                             "edges": []})
+    found = eg.link_entities(graph, "스테이크와 어울리는 와인을 추천해주세요", [])
+    # the head noun comes last in Korean: both steaks, not the sauce; "스테이크" itself adds nothing beside them
+    assert sorted((m["name"], m["how"]) for m in found) == [("그릴드 연어 스테이크", "head"), ("시그니처 스테이크", "head")]
+    assert eg.link_entities(graph, "시그니처 스테이크의 가격은?", [])[0]["name"] == "시그니처 스테이크"
+    assert len(eg.link_entities(graph, "시그니처 스테이크의 가격은?", [])) == 1  # named: no other steak
 
 
 def test_linking_finds_names_in_the_question_and_matches_mentions_loosely():
