@@ -168,7 +168,8 @@ def test_an_edited_question_is_searched_again_reviewed_again_and_answered(case):
     assert new_texts and new_texts != [d["text"] for d in first["documents"]]
     assert any("트러플" in text for text in new_texts)  # found for the edited question, not the old one
     done = _resume(case, again, {"action": "approve"})
-    assert done["answer"] == ANSWER and case["model"].answers[-1][-1].content == answer_request(case["edited"])
+    assert done["answer"] == ANSWER and case["model"].answers[-1][-1].content.startswith(
+        answer_request(case["edited"]))  # Graph RAG adds the form of its answer after it
     assert done["edited_question"] == case["edited"] and done["question"] == case["question"]
     [turn] = thread_history(case["settings"], done["thread_id"])
     assert turn["question"] == case["edited"] and turn["answer"] == ANSWER  # the chat shows what was answered
