@@ -34,7 +34,6 @@ from core.store.db import errors as db_errors
 from core.store.history import turn_message_id
 from core.store.threads import ThreadBusyError, get_registry
 
-MAX_QUESTION_CHARS = 4000
 RUN_OPTIONS = ("review", "review_answer")  # options of every run, whatever its pattern
 UNREVIEWED_ORIGINS = frozenset({"compare", "eval"})
 QUEUE_POLL_SECONDS = 0.5
@@ -46,15 +45,22 @@ class RunInputError(ValueError):
     """The question cannot be run as given (empty, too long, unknown thread)."""
 
 
-def check_question(question: str) -> str:
+def check_question(question: str, settings: Settings) -> str:
     """The question as it is run and stored: trimmed, without NUL characters (Postgres text cannot hold them)."""
     text = (question or "").replace("\x00", "").strip()
     if not text:
         raise RunInputError("The question is empty: type a question first.")
-    if len(text) > MAX_QUESTION_CHARS:
-        raise RunInputError(f"The question is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
-                            "Shorten it or put the long text into the knowledge base instead.")
+    problem = too_long("The question", text, settings.max_question_chars)
+    if problem:
+        raise RunInputError(f"{problem}. Shorten it or put the long text into the knowledge base instead.")
     return text
+
+
+def too_long(what: str, text: str, limit: int) -> str:
+    """Why ``text`` is over the question length limit ('' when it is not; 0 means no bound)."""
+    if limit <= 0 or len(text) <= limit:
+        return ""
+    return f"{what} is {len(text):,} characters long; the limit is {limit:,} characters (RAG_MAX_QUESTION_CHARS)"
 
 
 def stream_run(pattern_id: str, question: str | None, settings: Settings, thread_id: str | None = None,
@@ -70,7 +76,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     """
     options = {**options, "review_answer": "off"} if origin in UNREVIEWED_ORIGINS else options  # nobody reviews there
     registry = _registry(settings)
-    pattern, question, thread_id, resume = _checked(registry, pattern_id, question, thread_id, resume, options)
+    pattern, question, thread_id, resume = _checked(registry, settings, pattern_id, question, thread_id, resume,
+                                                    options)
     resume = _resumable(settings, thread_id, resume)
     remember_secrets(settings)  # the checkpoints of this run are stored without its keys (core.store.checkpoint)
     question, resume = redact_all(question, settings), redact_all(resume, settings)  # nor do threads get them
@@ -126,8 +133,8 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
     yield from _ending(status, result, notices, thread_id, settings)
 
 
-def _checked(registry, pattern_id: str, question: str | None, thread_id: str | None, resume: Any,
-             options: dict) -> tuple:
+def _checked(registry, settings: Settings, pattern_id: str, question: str | None, thread_id: str | None,
+             resume: Any, options: dict) -> tuple:
     """What a run is asked to do, checked before anything starts: (pattern, question, thread id, resume decision).
 
     A resume takes its pattern from the paused thread; a new turn a checked question
@@ -139,7 +146,7 @@ def _checked(registry, pattern_id: str, question: str | None, thread_id: str | N
             raise RunInputError(f"Unknown thread {thread_id!r}: nothing to resume.")
         pattern_id = thread["pattern"]  # the decision is checked against the pause it answers (_resumable)
     else:
-        question = check_question(question)
+        question = check_question(question, settings)
         thread_id = thread_id or uuid.uuid4().hex[:12]
     pattern = get_pattern(pattern_id)
     # an option no state field takes would be dropped without a word (a renamed option once was, in a test)

@@ -38,7 +38,7 @@ def stream_compare(question: str, patterns: list[str], settings: Settings,
     The record is saved when the comparison starts and again by each worker as its run ends, so
     a comparison whose page was left (the generator closed early) still completes on disk.
     """
-    question = check_question(question)
+    question = check_question(question, settings)
     if not patterns:
         raise ValueError("choose at least one pattern to compare")
     problem = room_problem(settings, len(patterns))  # all its columns or none: a comparison half refused is half written

@@ -71,7 +71,7 @@ def stream_fork(settings: Settings, thread_id: str, step: int, changes: dict | N
     except StepsError as exc:
         raise ForkError(str(exc)) from None
     graph, snaps = raw["graph"], raw["snapshots"][1:]
-    plan = _plan(graph, snaps, step, changes or {})
+    plan = _plan(graph, snaps, step, changes or {}, settings.max_question_chars)
     question = snaps[0].values.get("question", "")
     new_id = uuid.uuid4().hex[:12]
     forked_from = {"thread": thread_id, "turn": raw["turn"], "step": step, "node": plan["node"],
@@ -110,7 +110,7 @@ def fork(settings: Settings, thread_id: str, step: int, changes: dict | None = N
 # ---------------------------------------------------------------- planning the fork
 
 
-def _plan(graph, snaps: list, step: int, changes: dict) -> dict:
+def _plan(graph, snaps: list, step: int, changes: dict, max_chars: int) -> dict:
     """Where the fork starts (base checkpoint), what it writes there, and the path up to it."""
     if not snaps:
         raise ForkError("This turn recorded no steps: there is nothing to fork.")
@@ -142,7 +142,7 @@ def _plan(graph, snaps: list, step: int, changes: dict) -> dict:
             raise ForkError(f"{field!r} cannot be changed at step {step} ({record['node']}). "
                             + _offer(record, graph, snaps, field))
         try:
-            value = coerce(field, editable[field], raw, snaps[step].values, snaps[step - 1].values)
+            value = coerce(field, editable[field], raw, snaps[step].values, snaps[step - 1].values, max_chars)
         except FieldError as exc:
             raise ForkError(f"Step {step} ({record['node']}): {exc}") from None
         if plain(value) == plain(snaps[step].values.get(field)):

@@ -18,7 +18,7 @@ from langgraph.pregel import Pregel
 
 from core.llm import graders
 from core.patterns.state import field_types
-from core.run.runner import MAX_QUESTION_CHARS
+from core.run.runner import too_long
 
 # "grounding" records the grader's verdict for the result (the decision a fork may change is "grounded")
 NOT_EDITABLE = {"trace", "messages", "sources", "termination_reason", "termination_message", "review", "question",
@@ -157,15 +157,19 @@ def _candidates(field: str, before, after) -> list[Document]:
 # ---------------------------------------------------------------- checking a change
 
 
-def coerce(field: str, spec: dict, raw: Any, after_values: dict, before_values: dict) -> Any:
-    """The state value for a change to ``field``: raw text (CLI) or a typed value (UI), checked."""
+def coerce(field: str, spec: dict, raw: Any, after_values: dict, before_values: dict, max_chars: int) -> Any:
+    """The state value for a change to ``field``: raw text (CLI) or a typed value (UI), checked.
+
+    A changed text is bounded like a question (``max_chars``, the settings' ``max_question_chars``): it is one.
+    """
     kind = spec["kind"]
     if kind == "text":
         text = " ".join(str(raw).split()) if "choices" in spec else str(raw).strip()
         if not text:
             raise FieldError(f"{field} cannot be empty")
-        if len(text) > MAX_QUESTION_CHARS:
-            raise FieldError(f"{field} is {len(text):,} characters long; the limit is {MAX_QUESTION_CHARS:,}")
+        problem = too_long(field, text, max_chars)
+        if problem:
+            raise FieldError(problem)
         _check_choice(field, spec, [text])
         return text
     if kind == "number":

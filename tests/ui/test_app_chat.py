@@ -4,7 +4,6 @@ import pytest
 
 from core.config import load_settings
 from core.patterns import all_patterns, get_pattern
-from core.run.runner import MAX_QUESTION_CHARS
 from core.store.history import thread_history
 from core.store.threads import get_registry
 from support.app_support import app_data, assert_clean, button, mermaid, open_page, scripted, shown, texts  # noqa: F401
@@ -153,12 +152,13 @@ def test_test_connection_reports_an_unreachable_server(app_data, monkeypatch):
     assert "unreachable" in error.value and "127.0.0.1:9" in error.value
 
 
-def test_a_refused_question_goes_back_into_the_one_chat_input(app_data, scripted):
+def test_a_refused_question_goes_back_into_the_one_chat_input(app_data, scripted, monkeypatch):
+    monkeypatch.setenv("RAG_MAX_QUESTION_CHARS", "50")  # the page's limit is the setting, and its refusal says so
     at = open_page(BASIC)
-    too_long = "가" * (MAX_QUESTION_CHARS + 1)
+    too_long = "가" * 51
     at.chat_input[0].set_value(too_long).run()
     assert_clean(at)
-    assert "the limit is 4,000" in at.error[0].value
+    assert "the limit is 50 characters (RAG_MAX_QUESTION_CHARS)" in shown(at.error[0].value)
     assert not at.text_area
     [box] = at.chat_input  # one input, holding the refused question for editing
     assert box.value == too_long and box.proto.set_value

@@ -60,7 +60,7 @@ def compare_page() -> None:
                      ", ".join(f"{pattern_title(p)} ({t('slow_calls', n=n)})"
                                                      for p, n in slow.items())))
     if st.button(t("compare_run"), key="cmp_run", type="primary", icon="⚖️"):
-        problem = input_problem(question, patterns)
+        problem = input_problem(question, patterns, settings)
         if problem:
             st.error(problem, icon="⚠️")  # md-safe: input_problem's own messages
         else:
@@ -73,14 +73,14 @@ def compare_page() -> None:
     _past(settings, form)
 
 
-def input_problem(question: str, patterns: list[str]) -> str | None:
+def input_problem(question: str, patterns: list[str], settings: Settings) -> str | None:
     """The one thing wrong with the form, or None."""
     if not (question or "").strip():
         return t("empty_question")
     if not patterns:
         return t("no_patterns")
     try:
-        check_question(question)
+        check_question(question, settings)
     except RunInputError as exc:  # too long: core's message says the limit
         return str(exc)
     return None

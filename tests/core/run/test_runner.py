@@ -61,6 +61,28 @@ def test_empty_or_huge_questions_are_refused_with_a_reason(sample_settings, ques
         run("basic", question, sample_settings, ctx=_ctx(sample_settings))
 
 
+def test_the_question_length_limit_is_a_setting_its_refusal_names(tmp_path, monkeypatch):
+    """RAG_MAX_QUESTION_CHARS lowers the limit in core, and the one-line refusal names it; nothing is written."""
+    from core.config import load_settings
+    from core.run.runner import check_question
+    from core.studio.step_fields import FieldError, coerce
+
+    monkeypatch.setenv("RAG_MAX_QUESTION_CHARS", "10")
+    settings = load_settings(data_dir=str(tmp_path / "data"), provider="embedded")
+    assert settings.max_question_chars == 10
+    assert check_question(" " + "가" * 10 + " ", settings) == "가" * 10
+    refusal = (r"^The question is 11 characters long; the limit is 10 characters \(RAG_MAX_QUESTION_CHARS\)\. "
+               r"Shorten it or put the long text into the knowledge base instead\.$")
+    with pytest.raises(RunInputError, match=refusal):
+        check_question("가" * 11, settings)
+    with pytest.raises(RunInputError, match=refusal):
+        run("basic", "가" * 11, settings, ctx=_ctx(settings))
+    assert get_registry(settings.data_path).list() == []
+    with pytest.raises(FieldError, match=r"^question is 11 characters long; the limit is 10 characters "
+                                         r"\(RAG_MAX_QUESTION_CHARS\)$"):  # a what-if's changed text: the same limit
+        coerce("question", {"kind": "text"}, "가" * 11, {}, {}, max_chars=settings.max_question_chars)
+
+
 def test_an_option_the_pattern_does_not_take_is_refused_not_dropped(sample_settings):
     """A renamed option (graph_collections → source_ids) was silently ignored: Graph RAG built every graph."""
     before = len(get_registry(sample_settings.data_path).list())
