@@ -6,6 +6,7 @@ stored; it masks every secret field.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tomllib
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -205,6 +206,20 @@ class Settings:
     def __repr__(self) -> str:  # never print secrets by accident
         shown = ", ".join(f"{k}={v!r}" for k, v in self.public().items() if k != "extra")
         return f"Settings({shown})"
+
+
+def as_visitor(settings: Settings, session_id: str) -> Settings:
+    """``settings`` tagged with the browser session they serve, as a digest (a session id may resume a session)."""
+    digest = hashlib.sha256(f"rag-visitor:{session_id}".encode()).hexdigest()[:16] if session_id else ""
+    return replace(settings, extra={**settings.extra, "visitor": digest})
+
+
+def visitor_of(settings) -> str:
+    """Whose runs and uploads these settings are ('' for the CLI and code: only the process-wide bounds apply).
+
+    Here rather than in core.run.run_slots: the upload budget (core.knowledge, a lower layer) is kept per visitor too.
+    """
+    return str((getattr(settings, "extra", None) or {}).get("visitor") or "")
 
 
 # base-URL field -> the key field sent with it (Ollama has no key)

@@ -2,14 +2,13 @@
 
 Runs beyond the cap wait in arrival order; the waiting run is told its place in the queue. Runs in flight
 (running or waiting) are bounded too, per visitor and in total: one past either bound is refused at once.
+Whose run it is: ``core.config.visitor_of``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import Counter, deque
-from dataclasses import replace
 
 
 class RunRefused(Exception):
@@ -21,17 +20,6 @@ class _Ticket:
 
     def __init__(self, visitor: str):
         self.visitor = visitor
-
-
-def as_visitor(settings, session_id: str):
-    """``settings`` tagged with the browser session they serve, as a digest (a session id may resume a session)."""
-    digest = hashlib.sha256(f"rag-visitor:{session_id}".encode()).hexdigest()[:16] if session_id else ""
-    return replace(settings, extra={**settings.extra, "visitor": digest})
-
-
-def visitor_of(settings) -> str:
-    """Whose runs these settings start ('' for the CLI and code: only the process total applies)."""
-    return str((getattr(settings, "extra", None) or {}).get("visitor") or "")
 
 
 class RunSlots:

@@ -17,12 +17,12 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from langgraph.errors import GraphRecursionError
 from langgraph.types import Command
 
-from core.config import Settings
+from core.config import Settings, visitor_of
 from core.llm.models import friendly_error, model_name, resolve_provider
 from core.patterns import get_pattern, run_graph
 from core.patterns.answer_review import ANSWER_NODES, CHECK_NODES, VERIFY, review_mode
 from core.patterns.common import turn_input
-from core.run.run_slots import SLOTS, RunRefused, visitor_of
+from core.run.run_slots import SLOTS, RunRefused
 from core.run.telemetry import run_tracer
 from core.runtime.context import RunContext, make_context
 from core.runtime.review import ReviewDecisionError, normalise_decision

@@ -12,11 +12,17 @@ import threading
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from core.config import ENDPOINT_KEYS, Settings, load_settings, with_visitor_embedder, with_visitor_endpoints
+from core.config import (
+    ENDPOINT_KEYS,
+    Settings,
+    as_visitor,
+    load_settings,
+    with_visitor_embedder,
+    with_visitor_endpoints,
+)
 from core.knowledge.hybrid import retrieval_mode
 from core.llm.models import ProviderError, ProviderStatus, check, list_models, resolve_provider
 from core.patterns.answer_review import review_mode
-from core.run.run_slots import as_visitor
 from core.secrets import PROVIDER_KEY_FIELDS, secret_values
 from core.store.threads import get_registry, store_problem
 from core.studio.render import plain_markdown

@@ -4,7 +4,8 @@ import threading
 
 import pytest
 
-from core.run.run_slots import RunRefused, RunSlots, as_visitor, visitor_of
+from core.config import as_visitor, visitor_of
+from core.run.run_slots import RunRefused, RunSlots
 from core.run.runner import RunInputError, stream_run
 from core.runtime.context import make_context
 from core.store.threads import get_registry
