@@ -109,6 +109,7 @@ class Settings:
     max_file_chars: int = 2_000_000
     max_file_chunks: int = 5_000
     max_upload_files: int = 50  # files in one upload batch (the Knowledge page); 0: no bound
+    max_upload_mb_per_hour: int = 200  # bytes one visitor may upload in an hour, all batches (upload_budget); 0: no bound
     max_question_chars: int = 4000  # characters of a question (chat, compare, a what-if's changed text); 0: no bound
     # question sets: at most this many questions written per set (questions --count, the Evaluation page), and at
     # most this many runs (questions x patterns) per evaluation or advice; 0: no bound

@@ -18,8 +18,8 @@ from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
 
 from core.config import ReadOnlyError as SettingsReadOnlyError
-from core.config import Settings, refuse_if_read_only
-from core.knowledge import keyword_index
+from core.config import Settings, refuse_if_read_only, visitor_of
+from core.knowledge import keyword_index, upload_budget
 from core.knowledge.loaders import KnowledgeError, load_file, split_documents
 from core.llm.embeddings import embedding_model_id, get_embeddings
 
@@ -289,6 +289,11 @@ class KnowledgeBase:
         if files and most > 0 and len(files) > most:  # before a byte is read or a chunk embedded
             raise KnowledgeError(f"refused: {len(files):,} files in one upload would pass the limit of {most:,} files "
                                  "per upload (RAG_MAX_UPLOAD_FILES); upload fewer at a time")
+        if files:  # counted when accepted, indexed or not: Streamlit holds the bytes of a bad file all the same
+            problem = upload_budget.BUDGET.take(visitor_of(self.settings), sum(len(data) for data in files.values()),
+                                                int(self.settings.max_upload_mb_per_hour or 0) * upload_budget.MB)
+            if problem:
+                raise KnowledgeError(problem)
         return self._ingest(paths, collection, progress, files, replace)
 
     def _ingest(self, paths: list[Path], collection: str, progress: Progress | None,

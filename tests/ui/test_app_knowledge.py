@@ -7,6 +7,7 @@ from langchain_core.embeddings import Embeddings
 
 import core.knowledge.base
 from core.config import load_settings
+from core.knowledge import upload_budget
 from core.knowledge.base import KnowledgeBase
 from support.app_support import app_data, assert_clean, button, open_page, scripted, shown, texts  # noqa: F401
 
@@ -178,3 +179,23 @@ def test_reserved_collection_names_are_refused(app_data):
     button(at, key_end="kb_index").click().run()
     assert shown(at.error[0].value).startswith("'web' and 'direct' are route names")
     assert "web" not in _kb().names()
+
+
+def test_uploads_past_the_hourly_budget_are_refused_in_one_clear_error_and_nothing_is_indexed(app_data, monkeypatch):
+    monkeypatch.setenv("RAG_MAX_UPLOAD_MB_PER_HOUR", "1")
+    monkeypatch.setattr(upload_budget, "BUDGET", upload_budget.UploadBudget())  # every AppTest has one session id
+    at = open_page(KB)
+    at.file_uploader[0].set_value(("slides.pptx", b"PK\x03\x04" + b"\0" * 700_000, "application/octet-stream"))
+    at.text_input(key="kb_new_name").set_value("site_info")
+    button(at, key_end="kb_index").click().run()
+    assert_clean(at)
+    [error] = at.error
+    assert shown(error.value).startswith("slides.pptx: unsupported file type .pptx")
+    # a second batch: its bytes and the first's (counted though none was indexed) pass the hour's budget
+    at.file_uploader[0].set_value(("parking.md", NOTES + b"\n" * 500_000, "text/markdown"))
+    button(at, key_end="kb_index").click().run()
+    assert_clean(at)
+    assert [shown(e.value) for e in at.error] == [
+        "refused: this upload (0.5 MB) would pass the limit of 1 MB uploaded per visitor per hour "
+        "(RAG_MAX_UPLOAD_MB_PER_HOUR): you uploaded 0.7 MB in the last hour; it fits again in 60 minutes"]
+    assert "site_info" not in _kb().names()
