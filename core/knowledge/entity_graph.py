@@ -400,6 +400,7 @@ def neighbourhood(graph: nx.MultiDiGraph, seeds: list[str], hops: int = 2, limit
             continue
         seen.add(key)
         relations.append({"source": graph.nodes[u].get("name", u), "relation": data.get("relation", ""),
+                          "_at": _position(data),
                           "target": graph.nodes[v].get("name", v), "hops": min(distance[u], distance[v]),
                           "label": data.get("label", ""), "chunk_id": data.get("chunk_id", ""),
                           "doc": {"source": data.get("doc_source"), "title": data.get("title"), "page": data.get("page"),
@@ -420,10 +421,21 @@ def neighbourhood(graph: nx.MultiDiGraph, seeds: list[str], hops: int = 2, limit
     def rank(rel: dict) -> tuple:
         ends = {name_key(rel["source"]), name_key(rel["target"])}
         tier = 0 if rel["overlap"] and rel["hops"] == 0 else 1 if ends & answers else 2
-        return tier, rel["hops"], -rel["overlap"]
+        return tier, rel["hops"], -rel["overlap"], rel["_at"]
 
     relations.sort(key=rank)
+    for rel in relations:
+        del rel["_at"]
     return relations[:limit]
+
+
+def _position(edge: dict) -> tuple:
+    """Where an edge's fact stands in the documents: its file, chunk and place in the chunk. Ties in the ranking
+    keep that order, not the order a concurrent build happened to finish its chunks in (which decided what the
+    relation limit cut). Edges stored before positions were kept sort by file alone, in their stored order."""
+    index, order = edge.get("chunk_index"), edge.get("order")
+    return (str(edge.get("doc_source") or ""), index if isinstance(index, int) else -1,
+            order if isinstance(order, int) else -1)
 
 
 def relation_line(rel: dict) -> str:

@@ -203,7 +203,7 @@ def add_relations(graph: nx.MultiDiGraph, doc: Document, triples: list[Triple], 
                 graph.nodes[key]["collections"].append(collection)
         graph.add_edge(s_key, t_key, relation=relation or "related to", chunk_id=meta.get("chunk_id", "") or doc.id or "",
                        label=_label(meta), doc_source=meta.get("source", "?"), title=meta.get("title", ""),
-                       page=meta.get("page"), collection=collection)
+                       page=meta.get("page"), collection=collection, chunk_index=meta.get("chunk_index"), order=added)
         added += 1
     return added
 

@@ -77,3 +77,19 @@ def test_a_graph_stored_before_list_facts_gets_them_once_without_the_model(setti
     eg._cache.clear()
     again, _ = eg.current_graph(settings, kb, "wine", "Extractor")
     assert again.number_of_edges() == graph.number_of_edges()  # added once, not at every read
+
+
+def test_relations_that_rank_alike_keep_the_documents_order_whatever_order_the_chunks_were_read_in():
+    """A concurrent build adds chunks as they finish; what the relation limit keeps must not depend on it."""
+    chunks = [Document(page_content=f"## {i}. 와인 {i}\n- 가격: ₩{i}0,000\n- 어울리는 음식: 스테이크",
+                       metadata={"source": "wine.md", "chunk_index": i, "chunk_id": f"c{i}"}, id=f"c{i}")
+              for i in range(1, 5)]
+    kept = []
+    for order in (chunks, chunks[::-1]):
+        graph = eg.nx.MultiDiGraph()
+        for doc in order:
+            eg.add_relations(graph, doc, list_facts(doc), "wine")
+        kept.append([eg.relation_line(r) for r in eg.neighbourhood(graph, ["스테이크"], limit=6,
+                                                                    question="스테이크와 어울리는 와인")])
+    assert kept[0] == kept[1]
+    assert kept[0][:2] == ["와인 1 --[어울리는 음식]--> 스테이크 (wine.md)", "와인 2 --[어울리는 음식]--> 스테이크 (wine.md)"]
