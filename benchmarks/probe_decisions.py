@@ -1,9 +1,10 @@
 """Probe the decisions a model makes, without running whole patterns: Adaptive's router, Self-RAG's
 retrieval decision, the ReAct (text) agent's first step as written and as read from its probabilities
-(``tool``: core.llm.tool_choice's first step, as the agents read it), over the built-in question set.
+(``tool``: core.llm.tool_choice's first step, as the agents read it), over the built-in question set, and
+Self-RAG's usefulness grade (``useful``) over benchmarks/usefulness_labelled.jsonl.
 
     python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--set FILE]
-                                         [--decisions route,retrieve,react,tool] [--json]
+                                         [--decisions route,retrieve,react,tool,useful] [--json]
 
 ``tool`` is scored on both sides of its labels: lookups sent to an expected collection's tool, and messages that
 need no search (greetings, general questions) answered at once; a reading below the ``tool`` threshold is
@@ -17,7 +18,9 @@ none = direct); the retrieval decision should be "yes" for every answerable ques
 and "no" for the rest. ReAct's first step is asked as in a run without a web key (no web tool): it should
 call a tool of one of the expected collections, or answer at once where nothing needs looking up; web
 questions are shown but not scored (without the web tool no first step is plainly right). Unanswerable
-questions are shown but not scored.
+questions are shown but not scored. ``useful`` grades written answers labelled useful or not (complete answers,
+the main fact alone; against answers of another kind than asked, another question's answer, a decline), at the
+model's ``useful`` threshold: both rates are given, and the AUC of p over the labels.
 A measurement (printed), never a test.
 """
 
@@ -32,7 +35,7 @@ from pathlib import Path
 from core.config import load_settings
 from core.knowledge.base import KnowledgeBase
 from core.knowledge.sources import active_sources
-from core.llm.graders import needs_retrieval, route_question
+from core.llm.graders import grade_usefulness, needs_retrieval, route_question
 from core.llm.models import get_chat_model
 from core.llm.tool_choice import ANSWER, read_first_step
 from core.patterns.react import STOP, parse_step, resolve_tool_name, step_messages
@@ -75,6 +78,26 @@ def tool_first_step(model, question: str, tools, sources) -> tuple[str, bool]:
     return ("final" if outcome.value.step == ANSWER else outcome.value.step), outcome.value.confident
 
 
+USEFULNESS_LABELLED = Path(__file__).with_name("usefulness_labelled.jsonl")
+
+
+def usefulness(model) -> dict:
+    """The usefulness grade on both sides of its labels: useful answers passed, not useful ones failed, and AUC."""
+    items = [json.loads(line) for line in USEFULNESS_LABELLED.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = []
+    for item in items:
+        outcome = grade_usefulness(model, item["question"], item["answer"])
+        rows.append({"question": item["question"], "why": item["why"], "label": item["useful"], "p": outcome.p,
+                     "useful": outcome.value.useful == "yes", "threshold": outcome.threshold})
+    pos = [r for r in rows if r["label"]]
+    neg = [r for r in rows if not r["label"]]
+    scored = [(a["p"], b["p"]) for a in pos for b in neg if a["p"] is not None and b["p"] is not None]
+    auc = round(sum((x > y) + 0.5 * (x == y) for x, y in scored) / len(scored), 3) if scored else None
+    return {"useful_passed": f"{sum(r['useful'] for r in pos)}/{len(pos)}",
+            "not_useful_failed": f"{sum(not r['useful'] for r in neg)}/{len(neg)}", "auc": auc,
+            "threshold": rows[0]["threshold"] if rows else None, "rows": rows}
+
+
 def _rate(rows: list[dict], got: str, expected: str, ok) -> dict:
     judged = [r for r in rows if r.get(expected) is not None and got in r]
     accuracy = round(sum(ok(r[got], r[expected]) for r in judged) / len(judged), 3) if judged else None
@@ -104,6 +127,7 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
         row["react"] = react_first_step(model, item["question"], tools)
     for item, row in zip(items, rows) if "tool" in decisions else ():
         row["tool"], row["tool_confident"] = tool_first_step(model, item["question"], tools, sources)
+    useful = usefulness(model) if "useful" in decisions else None
     searches = [r for r in rows if r["react_expected"] and r["react_expected"] != ["final"]]
     answers = [r for r in rows if r["react_expected"] == ["final"]]
     return {
@@ -117,6 +141,7 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
                             "lookups_right_tool": _rate(searches, "tool", "react_expected", lambda g, e: g in e),
                             "no_search_answered": _rate(answers, "tool", "react_expected", lambda g, e: g in e),
                             "unsure": sum(r.get("tool_confident") is False for r in rows)},
+        "useful": useful,
         "seconds": round(time.perf_counter() - start, 1), "rows": rows,
     }
 
@@ -128,7 +153,8 @@ def main() -> None:
     parser.add_argument("--data-dir")
     parser.add_argument("--limit", type=int)
     parser.add_argument("--set", help="a JSONL question set (default: the built-in one)")
-    parser.add_argument("--decisions", default="route,retrieve,react", help="comma-separated: route, retrieve, react, tool")
+    parser.add_argument("--decisions", default="route,retrieve,react",
+                        help="comma-separated: route, retrieve, react, tool, useful")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
@@ -136,6 +162,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return
+    for r in (report["useful"] or {}).get("rows", []):
+        mark = "ok" if r["useful"] == r["label"] else "XX"
+        print(f"{mark} useful p={r['p'] if r['p'] is None else round(r['p'], 3)} ({'+' if r['label'] else '-'}) "
+              f"{r['why']} | {r['question']}")
     for r in report["rows"]:
         cells = []
         for got, expected, ok in (("route", "route_expected", r.get("route") == r["route_expected"]),
@@ -146,8 +176,10 @@ def main() -> None:
                 mark = "  " if r[expected] is None else ("ok" if ok else "XX")
                 want = ",".join(r[expected]) if isinstance(r[expected], list) else r[expected]
                 cells.append(f"{mark} {got}={r[got]} (expected {want or '-'})")
-        print(f"{r['id']:16} " + " | ".join(cells))
-    print({k: v for k, v in report.items() if k != "rows"})
+        if cells:
+            print(f"{r['id']:16} " + " | ".join(cells))
+    print({k: ({n: c for n, c in v.items() if n != "rows"} if k == "useful" and v else v)
+           for k, v in report.items() if k != "rows"})
 
 
 if __name__ == "__main__":

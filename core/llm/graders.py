@@ -499,25 +499,24 @@ def grade_grounded(model, docs: list[Document], answer: str, question: str | Non
                         lambda yes: Grounded(grounded="yes" if yes else "no"), Grounded(grounded="no"), 1)[0]
 
 
-SCORES = ["1", "2", "3", "4", "5"]
-
-
 def grade_usefulness(model, question: str, answer: str, thresholds: Thresholds | None = None) -> Outcome[Usefulness]:
     """useful yes/no and a 1-5 score. Fallback: no, 3 (regenerate, do not accept).
 
-    With probabilities the model is asked for the score's digit: p = p(4) + p(5) is the probability that the
-    answer is useful, judged against the ``useful`` threshold; the score shown is the expected one, held on
-    the decision's side (4 or more when useful, 3 or less when not), since the score routes the run.
+    With probabilities the model is asked yes or no (``USEFUL_SYSTEM``): p(yes) against the ``useful`` threshold.
+    The score shown is 1 + 4p, held on the decision's side (4 or more when useful, 3 or less when not), since the
+    score routes the run: a clear miss (a decline, another question's answer: p near 0) scores 1-2 and sends
+    Self-RAG to search again, a near miss scores 3 and is written again. Without probabilities the model writes
+    the 1-5 score (``USEFULNESS_SYSTEM``).
     """
     cut = (thresholds or default_thresholds(model)).cut("useful")
-    human = _judge(P.USEFULNESS_SYSTEM, question, answer=answer)
-    reading = read_many(model, P.GRADER_SYSTEM, [human], SCORES)[0]
+    reading = read_many(model, P.GRADER_SYSTEM, [_judge(P.USEFUL_SYSTEM, question, answer=answer)], YES_NO)[0]
     if reading is None:
+        human = _judge(P.USEFULNESS_SYSTEM, question, answer=answer)
         return ask(model, Usefulness, P.GRADER_SYSTEM, human, Usefulness(useful="no", score=3))
-    p = reading.p("4") + reading.p("5")
-    expected = sum(int(s) * reading.p(s) for s in SCORES)
+    p = reading.p("yes")
     useful = p >= cut
-    score = max(4, round(expected)) if useful else min(3, round(expected))
+    score = round(1 + 4 * p)
+    score = max(4, score) if useful else min(3, score)
     return Outcome(Usefulness(useful="yes" if useful else "no", score=score), p=p, threshold=round(cut, 3),
                    method="probability")
 

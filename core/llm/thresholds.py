@@ -19,7 +19,7 @@ GRADERS = {
     "crag": "the document is relevant (Corrective: below the lower bound incorrect, above the upper correct)",
     "strip": "the sentence helps answer the question (Corrective's knowledge strips)",
     "grounded": "every fact of the answer is in the documents",
-    "useful": "the answer resolves the question (score 4 or 5)",
+    "useful": "the answer answers what the question asks (Self-RAG's usefulness)",
     "retrieve": "the message needs looking up (Self-RAG's retrieve-or-not)",
     "claim": "the evidence states the sentence (the claim check)",
     "tool": "an agent's next step read from its probabilities: the chosen tool's (or answering's) share over the steps "
@@ -32,12 +32,13 @@ GENERIC: dict[str, float | tuple[float, float]] = ({name: 0.5 for name in GRADER
 # fitted on the built-in set's labelled pairs (python -m core calibrate --no-save; docs/BENCHMARKS.md, session
 # 19; Corrective's band refitted in sessions 20-21 with issue #32's allowance, 2 of 28; relevance's floor and
 # ratio in session 22, with that allowance, from session 19's pairs), keyed by model name;
-# graders not listed keep the generic value until calibrated. Not shipped: grounded and useful (their positives
-# are a chunk's own sentence, easier than a written answer: fitted on them, a paraphrased answer would be
-# failed), and anything for Gemma 3 270M (its p ranks no grader's pairs: AUC 0.25-0.65)
+# graders not listed keep the generic value until calibrated. useful is fitted on written answers instead
+# (benchmarks/usefulness_labelled.jsonl, 16 useful and 16 not; probe_decisions --decisions useful; session 27):
+# calibration's own pairs give it a chunk's sentence as the answer, easier than a written one. Not shipped:
+# grounded (the same reason), and anything for Gemma 3 270M (its p ranks no grader's pairs: AUC 0.25-0.65)
 SHIPPED: dict[str, dict[str, float | tuple[float, float]]] = {
     "qwen2.5-coder-1.5b-instruct": {"relevance": 0.5208, "relevance_ratio": 0.521, "crag": (0.5775, 0.6672),
-                                    "strip": 0.2, "retrieve": 0.41},
+                                    "strip": 0.2, "retrieve": 0.41, "useful": 0.55},
 }
 
 

@@ -262,7 +262,9 @@ def grade_usefulness(state: SelfRagState, runtime: Runtime[RunContext]) -> dict:
                     target="answer", verdict=f"{verdict} ({score}/5)", score=score,
                     reason=outcome.why(), counters=counters(ctx, state), **outcome.trace_fields())]
     if score < ACCEPT_USEFULNESS:
-        update["feedback"] = f"it was grounded but only {score}/5 useful: answer the question more directly"
+        # the near misses a regeneration can mend: the documents' facts, of the wrong kind or beside the point
+        update["feedback"] = (f"it was grounded but did not answer what was asked ({score}/5): give exactly what the "
+                              "question asks for, the kind of thing it names")
     update["trace"] = events
     return update
 

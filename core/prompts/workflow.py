@@ -84,6 +84,12 @@ HALLUCINATION_SYSTEM = f"""Judge whether every fact in the answer is supported b
 (grounded: yes) or whether it states something the documents do not say (grounded: no). \
 Numbers and prices must match exactly. {DATA_NOTE}"""
 
+# the same check as a yes/no read from probabilities (the score's digits ranked written answers worse: on 32
+# labelled answers, benchmarks/usefulness_labelled.jsonl, AUC 0.914 against 0.965 for this; docs/BENCHMARKS.md).
+# The second sentence is for answers of the wrong kind (two steaks for "which wine suits a steak")
+USEFUL_SYSTEM = f"""Judge whether the answer answers the question (yes) or misses it (no). An answer about \
+another kind of thing than the question asks for misses it, however correct its facts. {DATA_NOTE}"""
+
 USEFULNESS_SYSTEM = f"""Judge whether the answer resolves the question. Score it from 1 to 5:
 1 = unrelated, 2 = mostly misses the question, 3 = partly answers, 4 = answers with small gaps,
 5 = fully and directly answers. useful is yes for 4 and 5. {DATA_NOTE}"""

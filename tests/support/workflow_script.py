@@ -25,7 +25,7 @@ ROLES = {
     "crag": P.CRAG_SYSTEM,
     "strip": (P.STRIP_SYSTEM, P.STRIP_ONE_SYSTEM),
     "grounded": P.HALLUCINATION_SYSTEM,
-    "usefulness": P.USEFULNESS_SYSTEM,
+    "usefulness": (P.USEFULNESS_SYSTEM, P.USEFUL_SYSTEM),
     "rewrite": P.REWRITE_VECTOR_SYSTEM,
     "web_rewrite": P.REWRITE_WEB_SYSTEM,
     "fusion": P.FUSION_QUERIES_SYSTEM,

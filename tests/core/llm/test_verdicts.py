@@ -90,16 +90,27 @@ def test_a_reply_without_probabilities_falls_back_to_the_written_verdict():
     assert outcome.value.relevant == "no" and outcome.method == "text"
 
 
-def test_usefulness_reads_the_score_digits():
+def test_usefulness_is_p_yes_and_its_score_routes_a_clear_miss_to_search_again():
     def probabilities(messages, words):
-        assert words == ["1", "2", "3", "4", "5"]
-        return {"1": 0.05, "2": 0.05, "3": 0.2, "4": 0.5, "5": 0.2}
+        assert words == ["yes", "no"] and "another kind of thing" in messages[-1].content
+        return {"yes": p, "no": 1 - p}
 
     model = ProbabilityChatModel(probabilities=probabilities)
+    p = 0.7
     outcome = graders.grade_usefulness(model, STEAK, "₩35,000입니다.", Thresholds(values={**GENERIC, "useful": 0.6}))
     assert outcome.value.useful == "yes" and outcome.value.score == 4 and round(outcome.p, 2) == 0.7
     outcome = graders.grade_usefulness(model, STEAK, "₩35,000입니다.", Thresholds(values={**GENERIC, "useful": 0.8}))
-    assert outcome.value.useful == "no" and outcome.value.score <= 3  # the score stays on the decision's side
+    assert outcome.value.useful == "no" and outcome.value.score == 3  # the score stays on the decision's side
+    p = 0.1  # a decline or another question's answer: written again from the same documents would not help
+    outcome = graders.grade_usefulness(model, STEAK, "문서에 없습니다.", Thresholds(values={**GENERIC, "useful": 0.6}))
+    assert outcome.value.useful == "no" and outcome.value.score == 1
+
+
+def test_usefulness_without_probabilities_is_the_written_score():
+    script = Script(usefulness={"useful": "yes", "score": 5})
+    outcome = graders.grade_usefulness(ScriptedChatModel(responder=script), STEAK, "₩35,000입니다.")
+    assert (outcome.value.useful, outcome.value.score, outcome.method) == ("yes", 5, "text")
+    assert "Score it from 1 to 5" in script.prompts["usefulness"][0][-1].content
 
 
 def test_retrieve_or_not_thresholds_p_lookup():
@@ -207,8 +218,8 @@ def test_corrective_routes_to_the_web_when_every_p_is_below_the_lower_bound(samp
 def test_self_rag_drops_the_documents_below_the_threshold(sample_settings):
     s = sample_settings.with_(k=3, grader_thresholds="relevance=0.5,grounded=0.5,useful=0.5,retrieve=0.5")
     script = Script(sources={"sources": ["restaurant_menu"]}, answer="시그니처 스테이크는 ₩35,000입니다 [1].")
-    p_of = {"relevance": 0.1, "grounded": 0.9, "usefulness": 0.0,
-            "usefulness_words": {"5": 0.9, "4": 0.1}, "retrieval_words": {"lookup": 0.9, "small_talk": 0.1}}
+    p_of = {"relevance": 0.1, "grounded": 0.9, "usefulness": 0.9,
+            "retrieval_words": {"lookup": 0.9, "small_talk": 0.1}}
     model = ProbabilityChatModel(responder=script, probabilities=by_role(p_of))
     ctx = make_context(s, llm=model, grader=model, web=web_down)
     r = run("self_rag", STEAK, s, ctx=ctx)
@@ -221,6 +232,29 @@ def test_self_rag_drops_the_documents_below_the_threshold(sample_settings):
     # one token decoded by design, finish reason "length": not a reply cut off by the token limit
     assert not [e for e in r["trace"] if "cut off" in (e.get("reason") or "")]
     assert "truncated" not in summary(r) and not any(n.get("truncated") for n in r["usage"].values())
+
+
+def test_self_rag_writes_an_answer_of_the_wrong_kind_again_and_accepts_the_next_one(sample_settings):
+    """Two steaks for "which wine suits a steak": grounded, but not what was asked (issue 51, item 5)."""
+    s = sample_settings.with_(k=3, grader_thresholds="relevance=0.5,grounded=0.5,useful=0.55,retrieve=0.5")
+    dishes = "1. 그릴드 연어 스테이크 2. 시그니처 스테이크 [1]"
+    wines = "시그니처 스테이크에는 카스텔로 알바 바롤로가 어울립니다 [1]."
+    script = Script(sources={"sources": ["restaurant_menu"]}, answer=[dishes, wines])
+    p_of = {"relevance": 0.9, "grounded": 0.9, "retrieval_words": {"lookup": 0.9, "small_talk": 0.1}}
+
+    def probabilities(messages, words):
+        if words == ["yes", "no"] and role_of(messages) == "usefulness":
+            p = 0.8 if "바롤로" in messages[-1].content else 0.45
+            return {"yes": p, "no": 1 - p}
+        return by_role(p_of)(messages, words)
+
+    model = ProbabilityChatModel(responder=script, probabilities=probabilities)
+    r = run("self_rag", "스테이크와 어울리는 와인을 추천해주세요", s, ctx=make_context(s, llm=model, grader=model, web=web_down))
+    grades = [e for e in r["trace"] if e.get("grader") == "usefulness"]
+    assert [e["verdict"] for e in grades] == ["partly useful (3/5)", "useful (4/5)"]
+    assert all(e["method"] == "probability" and e["threshold"] == 0.55 for e in grades)
+    assert "did not answer what was asked" in script.prompts["answer"][1][0].content + script.prompts["answer"][1][-1].content
+    assert r["termination_reason"] == "accepted" and "바롤로" in r["answer"]
 
 
 # ---------------------------------------------------------------- thresholds and calibration
