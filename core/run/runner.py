@@ -247,6 +247,8 @@ def _stream_events(stream, pattern, path: list[str], seen: list[dict], settings:
                 path.append(node)
             yield {"type": "node", "node": node, "namespace": list(namespace)}
             events = update.get("trace") if isinstance(update, dict) else None
+            if not namespace and node in pattern.subgraph_nodes:  # the subgraph streamed its own events already
+                events = [e for e in events or [] if e.get("node") == node]
             for item in events or []:
                 seen.append(item)
                 yield {"type": "trace", "event": redact_all(item, settings)}
