@@ -60,6 +60,9 @@ class Pattern:
     answer_tail: bool = True
     # nodes that run another pattern's graph: their state update repeats the trace that graph streamed already
     subgraph_nodes: frozenset = frozenset()
+    # (state snapshot, checkpointer) -> the values of the graph it runs, where a run paused inside that graph (the
+    # run's own state holds only what came before the subgraph): the runner reads the paused run's result from them
+    paused_values: Callable | None = None
 
     @property
     def reset(self) -> dict:

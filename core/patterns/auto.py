@@ -135,6 +135,19 @@ def run_pattern(state: AutoState, runtime: Runtime[RunContext]) -> dict:
             "searched": out.get("searched") or [], "drafts": out.get("drafts") or []}
 
 
+def paused_values(snapshot, checkpointer) -> dict:
+    """The chosen pattern's values where the run paused inside it, read from its checkpoint under ``run_pattern``'s
+    namespace ({} when it did not pause there); the trace is Auto's own events, then the chosen pattern's so far."""
+    task = next((t for t in snapshot.tasks if t.name == "run_pattern" and t.interrupts), None)
+    chosen = snapshot.values.get("auto_pattern")
+    if task is None or not chosen or checkpointer is None:
+        return {}
+    where = {k: v for k, v in snapshot.config["configurable"].items() if k != "checkpoint_id"}
+    inner = run_graph(get_pattern(chosen), checkpointer).get_state(
+        {"configurable": {**where, "checkpoint_ns": f"run_pattern:{task.id}"}}).values
+    return {**inner, "trace": [*(snapshot.values.get("trace") or []), *(inner.get("trace") or [])]}
+
+
 def build() -> StateGraph:
     """Classify the question's kind (one verdict), then run the pattern the policy names for it."""
     builder = StateGraph(AutoState, context_schema=RunContext)
@@ -161,7 +174,7 @@ PATTERN = Pattern(
     title="Auto",
     description="Reads what kind of question it is (one verdict), then runs the pattern that wins that kind.\n"
                 "Learned from your saved advice for these collections; a stated default policy without one.",
-    order=5,
+    order=90,  # after the patterns it runs
     description_ko="질문의 종류를 한 번의 판정으로 읽고, 그 종류에서 가장 잘한 패턴을 실행합니다.\n"
                    "이 컬렉션들에 대해 저장한 조언에서 배우며, 조언이 없으면 정해 둔 기본 정책을 따릅니다.",
     termination_reasons=_reasons(),
@@ -173,4 +186,5 @@ PATTERN = Pattern(
     result_fields=("question_kind", "auto_pattern", *RESULT_FIELDS),
     answer_tail=False,
     subgraph_nodes=frozenset({"run_pattern"}),
+    paused_values=paused_values,
 )

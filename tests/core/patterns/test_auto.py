@@ -2,6 +2,7 @@
 names for it, the safest one when unsure, and the chosen pattern run whole underneath: its trace, pause and reason."""
 
 import json
+from unittest import mock
 
 import pytest
 
@@ -209,6 +210,9 @@ def test_a_review_inside_the_chosen_pattern_pauses_and_resumes(s, advice):
     paused = run("auto", STEAK, s, ctx=ctx, review=True)
     assert paused["interrupted"] and paused["interrupt"]["kind"] == "document_review"
     assert paused["auto_pattern"] == "basic"
+    # the paused result is the chosen pattern's so far: Auto's events, then what basic did before its pause
+    assert [e.get("grader") for e in paused["trace"][:2]] == ["question_kind", "auto_policy"]
+    assert any(e["node"] == "retrieve" and e["kind"] == "tool" for e in paused["trace"])
     done = resume(paused["thread_id"], {"action": "approve"}, s, ctx=ctx)
     assert done["termination_reason"] == "answered" and "35,000" in done["answer"]
     assert "approved" in kinds(done, "interrupt")[0]["reason"]
@@ -246,3 +250,30 @@ def test_unsure_between_unmeasured_kinds_the_pattern_that_checks_most_wins():
         "single", "unanswerable"]
     assert policy.close_kinds({"single": 0.4, "unanswerable": 0.3, "small_talk": 0.27}) == [
         "single", "unanswerable", "small_talk"]
+
+
+def test_the_chosen_patterns_answer_review_pauses_and_resumes(s, advice):
+    ctx, _ = _ctx(s, Script(answer="시그니처 스테이크는 ₩35,000입니다 [1]."), kind_reader(single=0.9))
+    paused = run("auto", STEAK, s, ctx=ctx, review_answer="always")
+    assert paused["interrupted"] and paused["interrupt"]["kind"] == "answer_review"
+    assert paused["claims"] and paused["verification"]  # the chosen pattern's claim check ran, once
+    assert "35,000" in paused["answer"] and paused["sources"]  # the draft under review, as for any pattern
+    done = resume(paused["thread_id"], {"action": "approve"}, s, ctx=ctx)
+    assert done["termination_reason"] == "answered" and "35,000" in done["answer"]
+    assert [e["node"] for e in done["trace"] if e.get("grader") == "claims"] == ["verification"]
+    assert "answer approved" in kinds(done, "interrupt")[0]["reason"]
+
+
+def test_cli_ask_pattern_auto_without_collections_answers_as_small_talk(tmp_path, advice):
+    import core.cli.common
+    import core.llm.models
+    from support.helpers import run_cli
+
+    model = ProbabilityChatModel(probabilities=kind_reader(), responder=Script(direct="Hello! How can I help?"))
+    with mock.patch.object(core.llm.models, "get_chat_model", lambda settings, role="main": model), \
+            mock.patch.object(core.cli.common, "prepare_model", lambda settings: None):
+        out = run_cli("ask", "--pattern", "auto", "--json", "Hello there", data_dir=tmp_path / "data")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["auto_pattern"] == policy.DEFAULT_POLICY["small_talk"] and result["termination_reason"] == "direct_answer"
+    assert "Traceback" not in out.stderr
