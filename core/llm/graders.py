@@ -83,6 +83,15 @@ class MessageKind(BaseModel):
     kind: Literal["lookup", "small_talk", "general_knowledge"]
 
 
+QUESTION_KINDS = ("single", "two_chunks", "cross_collection", "unanswerable", "small_talk")  # as question sets name them
+
+
+class QuestionKind(BaseModel):
+    """The kind of a question, as question sets name kinds (Auto routes each kind to its own pattern)."""
+
+    kind: Literal[QUESTION_KINDS]
+
+
 class Relevance(BaseModel):
     relevant: Literal["yes", "no"]
 
@@ -350,6 +359,25 @@ def needs_retrieval(model, question: str, sources: list = (),
     kind = outcome.value.kind
     return Outcome(RetrievalNeed(retrieve="yes" if kind == "lookup" else "no", kind=kind), outcome.fallback,
                    outcome.error)
+
+
+def classify_kind(model, question: str, sources: list, thresholds: Thresholds | None = None) -> Outcome[QuestionKind]:
+    """single / two_chunks / cross_collection / unanswerable / small_talk, read as the graders read their verdicts.
+
+    With probabilities: one verdict-sized call, the top kind's share over the kinds is ``p`` against the ``kind``
+    threshold (below it the reading is unsure, and ``choices`` tells the caller which kinds came close); the kind is
+    the top one either way. Otherwise the kind the model writes (one retry). Fallback: single (the commonest kind).
+    """
+    system = P.KIND_SYSTEM.format(sources=_source_lines(sources))
+    human = f"Question: {question}"
+    words = list(QUESTION_KINDS)
+    reading = read_many(model, system, [human], words)[0]
+    if reading is not None:
+        cut = (thresholds or default_thresholds(model)).cut("kind")
+        top = max(words, key=reading.p)
+        return Outcome(QuestionKind(kind=top), p=reading.p(top), threshold=round(cut, 3), method="probability",
+                       choices=dict(reading.probabilities))
+    return ask(model, QuestionKind, system, human, QuestionKind(kind="single"))
 
 
 def _doc(doc: Document) -> str:

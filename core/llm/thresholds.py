@@ -24,6 +24,8 @@ GRADERS = {
     "claim": "the evidence states the sentence (the claim check)",
     "tool": "an agent's next step read from its probabilities: the chosen tool's (or answering's) share over the steps "
             "offered, below which the step the agent wrote stands",
+    "kind": "the question is of the kind read (Auto): the top kind's share over the kinds of question, below which Auto "
+            "takes the safest pattern of the kinds that came close",
 }
 BAND_GRADERS = {"crag"}
 GENERIC: dict[str, float | tuple[float, float]] = ({name: 0.5 for name in GRADERS}

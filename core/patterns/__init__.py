@@ -55,6 +55,14 @@ class Pattern:
     termination_reasons: tuple = ()
     # (English template, Korean template) for the trace and stop messages only this pattern writes (ui/i18n/trace.py)
     texts_ko: tuple = ()
+    # False for a pattern that runs another pattern's whole graph (Auto): that graph ends in the claim check and the
+    # answer review already, so the registry adds no second tail
+    answer_tail: bool = True
+    # nodes that run another pattern's graph: their state update repeats the trace that graph streamed already
+    subgraph_nodes: frozenset = frozenset()
+    # (state snapshot, checkpointer) -> the values of the graph it runs, where a run paused inside that graph (the
+    # run's own state holds only what came before the subgraph): the runner reads the paused run's result from them
+    paused_values: Callable | None = None
 
     @property
     def reset(self) -> dict:
@@ -134,7 +142,9 @@ def reason_outcome(reason_id: str) -> str:
 def compile_pattern(pattern: Pattern, checkpointer=None):
     """The pattern's graph with the shared tail (the claim check, the answer review: core.patterns.answer_review),
     compiled (on ``checkpointer``); a run streams it with ``context=`` its RunContext."""
-    builder: StateGraph = add_answer_tail(pattern.build(), reason_outcome)
+    builder: StateGraph = pattern.build()
+    if pattern.answer_tail:
+        builder = add_answer_tail(builder, reason_outcome)
     return builder.compile(checkpointer=checkpointer, name=pattern.id)
 
 

@@ -53,6 +53,19 @@ The document collections:
 </collections>
 {COLLECTIONS_NOTE}"""
 
+# Auto's kind classifier: the kinds are those question sets carry (core.patterns.policy.KINDS), one word each
+KIND_SYSTEM = f"""Classify the user's question by what answering it from these document collections takes.
+- single: one fact stated in one place of one collection
+- two_chunks: two facts from two places of the same collection
+- cross_collection: facts from two different collections
+- unanswerable: about the collections' subjects, but asking for a detail they do not give
+- small_talk: a greeting, thanks, or a question about the assistant
+The document collections:
+<collections>
+{{sources}}
+</collections>
+{COLLECTIONS_NOTE}"""
+
 GRADER_SYSTEM = f"""You check retrieved documents and answers for a question-answering assistant. Read the \
 question, documents and answer given, then do the task written at the end, and reply with the verdict only. \
 {DATA_NOTE}"""

@@ -117,7 +117,7 @@ def stream_run(pattern_id: str, question: str | None, settings: Settings, thread
         stream = graph.stream(_graph_input(pattern, question, options, resume, continue_from, run_id, settings),
                               config, context=ctx, stream_mode=["updates", "messages", "custom"], subgraphs=True)
         yield from _stream_events(stream, pattern, path, seen, settings)
-        result.update(_state_result(graph.get_state(config), pattern, question))
+        result.update(_state_result(graph.get_state(config), pattern, question, get_checkpointer(settings)))
         status = "waiting" if result["interrupted"] else "done"
     except GraphRecursionError:
         result.update(_failure("error", "stopped: the graph hit its recursion limit (a loop did not end)"))
@@ -247,15 +247,20 @@ def _stream_events(stream, pattern, path: list[str], seen: list[dict], settings:
                 path.append(node)
             yield {"type": "node", "node": node, "namespace": list(namespace)}
             events = update.get("trace") if isinstance(update, dict) else None
+            if not namespace and node in pattern.subgraph_nodes:  # the subgraph streamed its own events already
+                events = [e for e in events or [] if e.get("node") == node]
             for item in events or []:
                 seen.append(item)
                 yield {"type": "trace", "event": redact_all(item, settings)}
 
 
-def _state_result(state, pattern, question: str | None) -> dict:
-    """The run's result fields from the graph's state where the stream ended (finished, or paused for review)."""
+def _state_result(state, pattern, question: str | None, checkpointer=None) -> dict:
+    """The run's result fields from the graph's state where the stream ended (finished, or paused for review:
+    inside the pattern another one runs (Auto), the paused graph's own values)."""
     values = state.values
     interrupts = [i.value for i in state.interrupts] if getattr(state, "interrupts", None) else []
+    if interrupts and pattern.paused_values:
+        values = {**values, **pattern.paused_values(state, checkpointer)}
     return dict(
         answer=values.get("answer", ""),
         standalone_question=values.get("standalone_question", question),

@@ -16,8 +16,8 @@ import uuid
 from collections.abc import Callable
 
 from core.config import Settings
-from core.store import owner, saved_records
-from core.store.files import append_private, private_folder, write_private
+from core.store import advice_records, owner, saved_records
+from core.store.files import append_private, private_folder
 from core.studio.evaluate import Judge, model_judge, saved_reports, score_item
 from core.studio.question_set import refuse_runs
 from core.studio.recommend import MARGIN, kind_of, pattern_row, recommend
@@ -259,36 +259,21 @@ def _settled(record: dict) -> dict:
 
 
 def save_advice(record: dict, settings: Settings) -> None:
-    if saved_records.in_database(settings):
-        saved_records.save(settings, "advice", record["id"], record)
-        return
-    folder = private_folder(settings.data_path, "advice")  # written whole, 0600: a reader never sees half a record
-    write_private(folder / f"{record['id']}.json", json.dumps(record, ensure_ascii=False, default=str))
+    """Save an advice record (core.store.advice_records: a private file, or a row of the shared database)."""
+    advice_records.save(settings, record)
 
 
 def list_advice(settings: Settings, with_reports: bool = False) -> list[dict]:
     """Saved advices, newest first (without their sets; reports flattened in when asked, for estimates)."""
-    if saved_records.in_database(settings):
-        records = [r for _id, r in saved_records.listed(settings, "advice")]
-    else:
-        folder = settings.data_path / "advice"
-        records = []
-        for path in sorted(folder.glob("2*.json"), reverse=True) if folder.is_dir() else []:
-            try:
-                records.append(json.loads(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError):
-                continue
+    records, _problems = advice_records.read_all(settings)
     if with_reports:
         return [r["report"] for r in records if r.get("report")]
     return [{k: v for k, v in _settled(r).items() if k not in ("items", "report")} for r in records]
 
 
 def load_advice(settings: Settings, advice_id: str) -> dict:
-    if saved_records.in_database(settings):
-        record = saved_records.load(settings, "advice", advice_id)
-    else:
-        path = settings.data_path / "advice" / f"{advice_id}.json"
-        record = json.loads(path.read_text(encoding="utf-8")) if path.is_file() and "/" not in advice_id else None
+    """The saved advice ``advice_id`` (KeyError when there is none), a dead process's running one as interrupted."""
+    record = advice_records.load(settings, advice_id)
     if record is None:
         raise KeyError(f"no saved advice {advice_id!r}")
     return _settled(record)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from core.knowledge import hybrid
+from core.llm.graders import QUESTION_KINDS
 from core.prompts import fence
 from core.prompts import questions as P
 from core.prompts.questions import ANSWER_CHARS, QUESTION_CHARS, SMALL_TALK_CHARS
@@ -41,7 +42,7 @@ from core.studio.question_checks import (
 )
 from core.studio.question_set import QuestionSetError, count_problem
 
-KINDS = ("single", "two_chunks", "cross_collection", "unanswerable", "small_talk")
+KINDS = QUESTION_KINDS  # the kinds Auto routes (core.patterns.policy)
 # the order kinds are tried in: every kind turns up within the first six questions of a set
 CYCLE = ("single", "two_chunks", "unanswerable", "single", "cross_collection", "small_talk", "single",
          "two_chunks", "single", "unanswerable")

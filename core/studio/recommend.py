@@ -3,11 +3,12 @@ question where another pattern wins. The rule is returned with the result so a r
 
 from __future__ import annotations
 
+from core.patterns.policy import MARGIN, pick
 from core.studio.evaluate import summarise
 
 # the claim check's cost per question, reported beside the pattern's own (every pattern's answer gets the same check)
 VERIFICATION_COLUMNS = ("mean_verification_calls", "mean_verification_tokens", "mean_verification_seconds")
-MARGIN = 0.05  # quality points (0..1) a cheaper pattern may trail the best by and still be recommended
+# MARGIN (core.patterns.policy): quality points (0..1) a cheaper pattern may trail the best by and still be recommended
 RULE = ("Each run's quality is the mean of the measures that apply to its question: key facts found, claims "
         "supported (faithfulness), declined when it should (unanswerable) or answered when it should, and route. "
         "A pattern's quality is the mean over its questions. Recommended: among the patterns whose quality is "
@@ -51,7 +52,8 @@ def _kind_row(scores: list[dict]) -> dict:
     declines = [s["declined_ok"] for s in scores if s.get("declined_ok") is not None]
     return {"questions": len(scores), "quality": _mean(run_quality(s) for s in scores),
             "declined": sum(bool(d) for d in declines), "judged": len(declines),
-            "key_fact_rate": _mean(s.get("fact_rate") for s in scores)}
+            "key_fact_rate": _mean(s.get("fact_rate") for s in scores),
+            "mean_seconds": _mean(s["pattern_ms"] / 1000 for s in scores if s.get("pattern_ms") is not None)}
 
 
 def _cost(row: dict) -> tuple:
@@ -65,29 +67,29 @@ def recommend(table: dict[str, dict], margin: float = MARGIN) -> dict:
     if not scored:
         return {"pattern": None, "reasons": ["no pattern has a scored run yet"], "rule": rule, "margin": margin,
                 "best": None, "wins": []}
-    best = max(scored, key=lambda p: (scored[p]["quality"], [-c for c in _cost(scored[p])]))
+    rows = {p: {"quality": row["quality"], "seconds": _cost(row)[0], "calls": _cost(row)[1]} for p, row in scored.items()}
+    chosen, best = pick(rows, margin)  # the rule Auto's policy applies per kind of question
     top = scored[best]["quality"]
     within = [p for p in scored if scored[p]["quality"] >= top - margin - 1e-9]
-    pick = min(within, key=lambda p: (*_cost(scored[p]), -scored[p]["quality"], p))
-    row = scored[pick]
+    row = scored[chosen]
     seconds, calls = _cost(row)
-    reasons = [f"{pick}: quality {row['quality']:.2f} (best: {best} {top:.2f}); the cheapest of the "
+    reasons = [f"{chosen}: quality {row['quality']:.2f} (best: {best} {top:.2f}); the cheapest of the "
                f"{len(within)} pattern(s) within {margin} of the best, {seconds:.1f} s and {calls:.1f} LLM calls "
                f"per question"]
-    if pick != best:
+    if chosen != best:
         b_seconds, _ = _cost(scored[best])
         reasons.append(f"{best} scores {top - row['quality']:.2f} higher and takes {b_seconds:.1f} s per question")
-    wins = kind_wins(scored, pick, margin)
-    return {"pattern": pick, "reasons": reasons + [w["reason"] for w in wins], "rule": rule, "margin": margin,
+    wins = kind_wins(scored, chosen, margin)
+    return {"pattern": chosen, "reasons": reasons + [w["reason"] for w in wins], "rule": rule, "margin": margin,
             "best": best, "wins": wins}
 
 
-def kind_wins(table: dict[str, dict], pick: str, margin: float) -> list[dict]:
-    """Kinds of question where another pattern beats ``pick`` by more than the margin."""
+def kind_wins(table: dict[str, dict], chosen: str, margin: float) -> list[dict]:
+    """Kinds of question where another pattern beats ``chosen`` by more than the margin."""
     wins = []
-    for kind, mine in sorted((table[pick].get("kinds") or {}).items()):
+    for kind, mine in sorted((table[chosen].get("kinds") or {}).items()):
         rivals = {p: row["kinds"][kind] for p, row in table.items()
-                  if p != pick and (row.get("kinds") or {}).get(kind, {}).get("quality") is not None}
+                  if p != chosen and (row.get("kinds") or {}).get(kind, {}).get("quality") is not None}
         if mine.get("quality") is None or not rivals:
             continue
         other = max(rivals, key=lambda p: (rivals[p]["quality"], p))
@@ -96,9 +98,9 @@ def kind_wins(table: dict[str, dict], pick: str, margin: float) -> list[dict]:
             continue
         if theirs.get("judged") and mine.get("judged"):
             reason = (f"{other} for {kind} questions: it declined {theirs['declined']} of {theirs['judged']}, "
-                      f"{pick} declined {mine['declined']} of {mine['judged']}")
+                      f"{chosen} declined {mine['declined']} of {mine['judged']}")
         else:
-            reason = (f"{other} for {kind} questions: quality {theirs['quality']:.2f} against {pick}'s "
+            reason = (f"{other} for {kind} questions: quality {theirs['quality']:.2f} against {chosen}'s "
                       f"{mine['quality']:.2f} ({theirs['questions']} question(s))")
         wins.append({"kind": kind, "pattern": other, "quality": theirs["quality"], "against": mine["quality"],
                      "reason": reason})

@@ -127,7 +127,7 @@ def test_the_sidebar_never_sends_the_servers_key_to_a_url_the_visitor_typed(serv
 def test_with_custom_endpoints_off_there_is_no_url_field_and_no_probing(server_keys, recorder, monkeypatch):
     monkeypatch.setenv("RAG_ALLOW_CUSTOM_ENDPOINTS", "false")
     monkeypatch.setenv("RAG_COMPAT_BASE_URL", recorder.url)  # the configured server
-    at = open_page("pages/10_Review.py")  # (the home page checks the configured server's status: that is allowed)
+    at = open_page("pages/11_Review.py")  # (the home page checks the configured server's status: that is allowed)
     at.selectbox(key="sb_provider").set_value("openai-compatible").run()
     assert_clean(at)
     keys = {w.key for w in at.text_input}

@@ -51,7 +51,8 @@ def scripted(monkeypatch) -> ScriptedChatModel:
 
 def happy_script() -> Script:
     """Every router and grader says yes, replies chosen by prompt: concurrent runs stay deterministic."""
-    return Script(router={"route": "restaurant_menu"}, retrieval={"kind": "lookup"}, sources={"sources": ["restaurant_menu"]},
+    return Script(router={"route": "restaurant_menu"}, retrieval={"kind": "lookup"}, kind={"kind": "single"},
+                  sources={"sources": ["restaurant_menu"]},
                   relevance={"relevant": "yes"}, grounded={"grounded": "yes"}, usefulness={"useful": "yes", "score": 5},
                   strip=lambda m: {"verdicts": ["yes"] * sum("<document>" in line for line in m[-1].content.splitlines())},
                   answer=HAPPY_ANSWER)

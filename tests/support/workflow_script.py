@@ -21,6 +21,7 @@ ROLES = {
     "decompose": P.DECOMPOSE_SYSTEM,
     "synthesise": P.SYNTHESISE_SYSTEM,
     "retrieval": P.RETRIEVAL_NEED_SYSTEM,
+    "kind": P.KIND_SYSTEM,
     "relevance": (P.RELEVANCE_SYSTEM, P.NUMBERED_RELEVANCE_SYSTEM),
     "crag": P.CRAG_SYSTEM,
     "strip": (P.STRIP_SYSTEM, P.STRIP_ONE_SYSTEM),

@@ -54,10 +54,10 @@ def test_the_password_is_asked_once_per_session_before_any_page_renders(app_data
     at.button[0].click().run()
     assert_clean(at)
     assert not gate(at) and "Agentic RAG Studio" in texts(at) and at.sidebar.button
-    at.switch_page("pages/11_Knowledge_base.py").run()  # the same session is not asked again
+    at.switch_page("pages/12_Knowledge_base.py").run()  # the same session is not asked again
     assert not gate(at) and at.expander
     deep_link = AppTest.from_file(APP, default_timeout=60)  # a new session on any page is asked again
-    deep_link.switch_page("pages/11_Knowledge_base.py").run()
+    deep_link.switch_page("pages/12_Knowledge_base.py").run()
     assert gate(deep_link) and not deep_link.expander
 
 
@@ -106,7 +106,7 @@ def test_read_only_mode_holds_for_the_cli(tmp_path, monkeypatch, capsys):
 
 def test_read_only_pages_offer_no_upload_delete_reindex_or_custom_url(app_data, monkeypatch):
     monkeypatch.setenv("RAG_READ_ONLY", "true")
-    at = open_page("pages/11_Knowledge_base.py")
+    at = open_page("pages/12_Knowledge_base.py")
     assert "Read-only mode: uploads, deletions and re-indexing are switched off." in texts(at)
     assert not at.get("file_uploader")
     assert not [b for b in at.button if (b.key or "").startswith(("kb_del", "kb_reindex", "kb_index"))]

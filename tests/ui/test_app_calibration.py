@@ -11,7 +11,7 @@ from core.studio.question_set import load_question_set
 from support.app_support import app_data, assert_clean, button, open_page, shown, texts  # noqa: F401
 from support.scripted import ProbabilityChatModel, ScriptedChatModel
 
-KB = "pages/11_Knowledge_base.py"
+KB = "pages/12_Knowledge_base.py"
 BASIC = "pages/1_Basic_RAG.py"
 
 

@@ -14,7 +14,7 @@ from support.app_support import app_data, assert_clean, button, charts, happy_sc
 from ui.screens.compare import column_markdown, slow_patterns
 from ui.shell.page_index import page_for
 
-COMPARE = "pages/12_Compare.py"
+COMPARE = "pages/13_Compare.py"
 QUESTION = "스테이크 메뉴의 가격은 얼마인가요?"
 PATTERNS = ["basic", "adaptive", "self_rag"]
 TITLES = ["#### Basic RAG", "#### Adaptive RAG", "#### Self-RAG"]

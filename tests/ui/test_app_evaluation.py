@@ -6,7 +6,7 @@ from core.config import load_settings
 from core.studio import evaluate
 from support.app_support import app_data, assert_clean, button, charts, happy_script, open_page, scripted, shown, texts  # noqa: F401
 
-EVALUATION = "pages/13_Evaluation.py"
+EVALUATION = "pages/14_Evaluation.py"
 MENU = {"id": "menu-01", "question": "스테이크 가격?", "category": "menu", "sources": ["restaurant_menu"],
         "facts": ["35,000", "한우 등심"], "answerable": True}
 GREETING = {"id": "general-01", "question": "안녕하세요?", "category": "general", "sources": [], "facts": [],

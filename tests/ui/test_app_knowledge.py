@@ -11,7 +11,7 @@ from core.knowledge import upload_budget
 from core.knowledge.base import KnowledgeBase
 from support.app_support import app_data, assert_clean, button, open_page, scripted, shown, texts  # noqa: F401
 
-KB = "pages/11_Knowledge_base.py"
+KB = "pages/12_Knowledge_base.py"
 NOTES = ("# 주차 안내\n\n라 포레스타 건물 지하 2층 주차장을 2시간 무료로 이용할 수 있습니다. "
          "발레파킹은 저녁 6시부터 ₩5,000입니다.\n").encode()
 

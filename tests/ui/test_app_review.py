@@ -43,7 +43,7 @@ def test_approve_from_the_review_page_with_a_dropped_document(app_data, scripted
     assert chat.chat_input[0].disabled  # answer the review first
     assert "waiting for your review" in shown(texts(chat))
 
-    review = open_page("pages/10_Review.py")
+    review = open_page("pages/11_Review.py")
     [item] = [c for c in review.main.subheader if QUESTION in c.value]
     assert item.value == f"Adaptive RAG: {QUESTION}"
     assert "waits for a document review" in shown(texts(review))
@@ -145,7 +145,7 @@ def _args(at):
 
 
 def test_tool_call_arguments_are_edited_as_json_then_run(tool_demo):
-    review = open_page("pages/10_Review.py")
+    review = open_page("pages/11_Review.py")
     assert "waits for a tool-call approval" in shown(texts(review))
     assert '"query": "트러플 파스타"' in _args(review).value
     _args(review).set_value("{not json")
@@ -162,7 +162,7 @@ def test_tool_call_arguments_are_edited_as_json_then_run(tool_demo):
 
 def test_tool_call_approved_or_rejected_with_a_message(tool_demo, app_data):
     second = run("tool_demo", "와인 리스트", load_settings(), review=True)["thread_id"]
-    review = open_page("pages/10_Review.py")
+    review = open_page("pages/11_Review.py")
     assert [s.value for s in review.main.subheader] == ["Tool demo: 트러플 파스타", "Tool demo: 와인 리스트"]  # oldest first
     button(review, key_end="_approve").click().run()
     assert "ran search_menu(트러플 파스타, k=3)" in shown(texts(review))
@@ -183,7 +183,7 @@ def test_the_review_page_shows_each_chunk_whole(app_data, scripted, tmp_path, mo
     [pending] = pending_reviews(load_settings())
     documents = pending["interrupt"]["documents"]
     assert long_text in [d["text"] for d in documents] and len(long_text) > 600
-    review = open_page("pages/10_Review.py")
+    review = open_page("pages/11_Review.py")
     shown = [t.value for t in review.main.text]
     assert shown == [d["text"] for d in documents]
 
@@ -222,7 +222,7 @@ def test_an_answer_paused_in_the_chat_loses_its_unsupported_sentence_with_one_cl
 
 def test_the_review_page_lists_an_answer_review_with_its_kind_and_records_the_reviewer(app_data, scripted):
     _answer_paused(scripted, mode="always")
-    review = open_page("pages/10_Review.py")
+    review = open_page("pages/11_Review.py")
     assert "waits for an answer review" in shown(texts(review))
     review.text_input(key="sb_reviewer").set_value("민지").run()
     editor = next(t for t in review.text_area if t.key.endswith("_answer"))

@@ -153,13 +153,13 @@ def test_every_page_has_the_same_grouped_links_with_home_first(app_data, scripte
     assert config["client"]["showSidebarNavigation"] is False  # no automatic "streamlit app" entry
     expected = ["Home"] + [p.title for p in all_patterns() if page_for(p.id)] + [
         "Review", "Knowledge", "Compare patterns", "Evaluation"]
-    for page in (None, BASIC, "pages/12_Compare.py", "pages/11_Knowledge_base.py"):
+    for page in (None, BASIC, "pages/13_Compare.py", "pages/12_Knowledge_base.py"):
         at = open_page(page)
         assert [link.proto.label for link in at.sidebar.get("page_link")] == expected
 
 
 def test_compare_preselects_the_fast_patterns_and_names_the_slow_ones(app_data, scripted):
-    at = open_page("pages/12_Compare.py")
+    at = open_page("pages/13_Compare.py")
     chosen = at.multiselect(key="cmp_patterns").value
     # Graph RAG extracts its graphs at ingest now, so a question costs it a few calls: it is a fast one
     assert {"basic", "graph_rag"} <= set(chosen) and "self_rag" not in chosen

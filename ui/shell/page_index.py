@@ -28,10 +28,11 @@ PAGES = (
     Page("pages/7_ReAct_agent.py", "react"),
     Page("pages/8_ReAct_native_tools.py", "react_native"),
     Page("pages/9_Graph_RAG.py", "graph_rag"),
-    Page("pages/10_Review.py", "review", "review_title", "⏸️"),
-    Page("pages/11_Knowledge_base.py", "knowledge", "nav_knowledge", "📚"),
-    Page("pages/12_Compare.py", "compare", "compare_title", "⚖️"),
-    Page("pages/13_Evaluation.py", "evaluation", "eval_title", "📊"),
+    Page("pages/10_Auto.py", "auto"),
+    Page("pages/11_Review.py", "review", "review_title", "⏸️"),
+    Page("pages/12_Knowledge_base.py", "knowledge", "nav_knowledge", "📚"),
+    Page("pages/13_Compare.py", "compare", "compare_title", "⚖️"),
+    Page("pages/14_Evaluation.py", "evaluation", "eval_title", "📊"),
 )
 
 

@@ -188,7 +188,7 @@ def test_a_store_folder_deleted_while_running_is_recreated(settings):
 
 def test_the_app_indexes_its_samples_again_after_the_store_folder_is_deleted(app_data, monkeypatch):
     monkeypatch.setattr(core.knowledge.base, "SAMPLE_COLLECTIONS", {"restaurant_wine": "restaurant_wine.md"})
-    at = open_page("pages/11_Knowledge_base.py")
+    at = open_page("pages/12_Knowledge_base.py")
     assert len([e for e in at.expander if e.label.startswith("**")]) == 4
     shutil.rmtree(app_data / "chroma")
     at.run()

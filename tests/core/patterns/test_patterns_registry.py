@@ -13,10 +13,16 @@ def test_pattern_compiles_and_draws_its_diagram(sample_settings, pattern_id):
     graph = compile_pattern(pattern)
     mermaid = graph.get_graph().draw_mermaid()
     assert mermaid.startswith("---") or "graph TD" in mermaid
-    for node in pattern.answer_nodes:
-        assert node in mermaid, node
     assert pattern.max_llm_calls(sample_settings) > 0
     assert len(pattern.description.splitlines()) == 2
+    if pattern.subgraph_nodes:  # Auto: its answer and its pauses are those of the pattern it runs
+        from core.patterns.auto import ROUTED
+
+        assert pattern.subgraph_nodes <= set(graph.get_graph().nodes) and not pattern.answer_tail
+        assert pattern.answer_nodes == {n for p in ROUTED for n in p.answer_nodes} and pattern.supports_review
+        return
+    for node in pattern.answer_nodes:
+        assert node in mermaid, node
     # every pattern retrieves, so every pattern can pause for a human before it uses what it found
     assert pattern.supports_review and {"review_documents", "review_tool_calls"} & set(graph.get_graph().nodes)
 
@@ -29,7 +35,14 @@ def test_bounds_follow_exactly_the_settings_they_depend_on(sample_settings):
     small = sample_settings.with_(k=2, max_rewrites=1, max_generations=1)
     large = sample_settings.with_(k=4, max_rewrites=3, max_generations=3)
     few, many = sample_settings.with_(max_iterations=2), sample_settings.with_(max_iterations=8)
+    from core.llm.graders import VERDICT_CALLS
+    from core.patterns.auto import ROUTED
+
     for pattern in all_patterns():
+        if pattern.subgraph_nodes:  # Auto: its verdict, then the most of the patterns it runs, whatever the settings
+            for settings in (small, large, few, many):
+                assert pattern.max_llm_calls(settings) == VERDICT_CALLS + max(p.max_llm_calls(settings) for p in ROUTED)
+            continue
         assert (pattern.max_llm_calls(large) > pattern.max_llm_calls(small)) == (pattern.id in RETRY_BOUND), pattern.id
         assert (pattern.max_llm_calls(many) > pattern.max_llm_calls(few)) == (pattern.id in STEP_BOUND), pattern.id
 

@@ -23,7 +23,7 @@ def scripted_ctx(settings):
     return make_context(settings, llm=model, grader=model, web=lambda q: None)
 
 
-@pytest.mark.parametrize("page", ["pages/1_Basic_RAG.py", "pages/10_Review.py"])
+@pytest.mark.parametrize("page", ["pages/1_Basic_RAG.py", "pages/11_Review.py"])
 def test_a_damaged_thread_registry_is_one_clear_message_on_the_chat_and_review_pages(app_data, page):
     (app_data / "threads.sqlite").write_bytes(GARBAGE)
     at = open_page(page)

@@ -52,7 +52,7 @@ def test_the_cli_cannot_change_a_collection_in_read_only_mode(notes, monkeypatch
 
 def test_the_knowledge_page_offers_no_collection_editor_or_embedder_in_read_only_mode(app_data, monkeypatch):
     monkeypatch.setenv("RAG_READ_ONLY", "true")
-    at = open_page("pages/11_Knowledge_base.py")
+    at = open_page("pages/12_Knowledge_base.py")
     keys = {w.key or "" for kind in ("text_input", "text_area", "toggle", "button", "selectbox")
             for w in at.get(kind)}
     editor = sorted(k for k in keys if k.startswith(("kb_name_", "kb_desc_", "kb_enabled_", "kb_suggest_", "kb_save_",
@@ -64,7 +64,7 @@ def test_the_knowledge_page_offers_no_collection_editor_or_embedder_in_read_only
 def test_a_display_name_is_shown_as_plain_text_in_the_collection_list(app_data):
     kb = KnowledgeBase(load_settings(data_dir=str(app_data)))
     update_source(kb, "restaurant_menu", display_name=HIJACK)
-    at = open_page("pages/11_Knowledge_base.py")
+    at = open_page("pages/12_Knowledge_base.py")
     label = next(e.label for e in at.expander if "restaurant_menu" in e.label)
     assert "![x]" not in label and "**Hijacked**" not in label
     assert "`http://127.0.0.1:9/pixel.png`" in label  # shown, never fetched
@@ -118,7 +118,7 @@ def test_a_visitors_embedder_choice_never_spends_the_servers_key(monkeypatch):
 
 def test_the_app_applies_a_visitors_embedder_choice_only_through_the_gate(app_data, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-server-key-0123456789")
-    at = open_page("pages/11_Knowledge_base.py")
+    at = open_page("pages/12_Knowledge_base.py")
     at.selectbox(key="kb_embedding_provider").set_value("openai").run()
     assert_clean(at)
     assert "sk-server" not in repr(at.session_state["prefs"])

@@ -1,0 +1,3 @@
+from ui.screens.chat import chat_page
+
+chat_page("auto")
