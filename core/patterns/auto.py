@@ -185,6 +185,37 @@ PATTERN = Pattern(
     supports_review=True,
     result_fields=("question_kind", "auto_pattern", *RESULT_FIELDS),
     answer_tail=False,
+    texts_ko=(
+        ("no collections in this run: answered as small talk, without reading its kind",
+         "이번 실행에 컬렉션이 없어 종류를 읽지 않고 잡담으로 답했습니다"),
+        ("classifier output unusable ({error}); taking {kind}", "분류기 출력을 쓸 수 없어({error}) {kind}(으)로 봅니다"),
+        ("question read as {kind}", "질문을 {kind}(으)로 읽었습니다"),
+        ("unsure of the kind ({p} < {t}): close kinds {names}; {pattern} is the safest of them ({how}). {reason}",
+         "종류가 확실하지 않습니다 ({p} < {t}). 가까운 종류: {names}; 그중 {pattern}이(가) 가장 안전합니다 ({how}). "
+         "{reason}"),  # first: it ends with a Choice's reason
+        # policy.Choice reasons: the longer forms first, so a shorter one does not swallow their tails
+        ("{kind} → {pattern}: {q} vs {other} {oq} over {n} questions of your set ({date}); the fewest seconds "
+         "within {margin} of {best}'s {bq}",
+         "{kind} → {pattern}: 내 세트의 질문 {n}개에서 {q}, {other}는 {oq} ({date}); {best}의 {bq}에서 {margin} 안에서 "
+         "가장 빠름"),
+        ("{kind} → {pattern}: {q} vs {other} {oq} over {n} questions of your set ({date})",
+         "{kind} → {pattern}: 내 세트의 질문 {n}개에서 {q}, {other}는 {oq} ({date})"),
+        ("{kind} → {pattern}: {q} over {n} questions of your set ({date})",
+         "{kind} → {pattern}: 내 세트의 질문 {n}개에서 {q} ({date})"),
+        ("{kind} → {pattern}: default policy ({why})", "{kind} → {pattern}: 기본 정책 ({why})"),
+        ("no advice for these collections; {notes}", "이 컬렉션들에 대한 추천 기록이 없습니다; {notes}"),
+        ("no advice for these collections", "이 컬렉션들에 대한 추천 기록이 없습니다"),
+        ("no collections in this run", "이번 실행에 컬렉션이 없습니다"),
+        ("{n} question(s) of this kind in your advice of {date}, too few to go by (fewer than {least})",
+         "{date} 추천 기록에 이 종류의 질문이 {n}개뿐이라 따르기에는 너무 적습니다 ({least}개 미만)"),
+        ("your advice of {date} names {pattern}, which is not a pattern here any more",
+         "{date} 추천 기록이 고른 {pattern}은(는) 이제 여기 없는 패턴입니다"),
+        ("advice {id} is corrupt ({error})", "추천 기록 {id}이(가) 손상되었습니다 ({error})"),
+        ("advice could not be read ({error})", "추천 기록을 읽을 수 없습니다 ({error})"),
+        ("{file}: unreadable ({error})", "{file}: 읽을 수 없습니다 ({error})"),
+        ("the higher quality", "품질이 더 높은 쪽"), ("the most checking", "가장 꼼꼼히 확인하는 쪽"),
+        *((name, korean) for name, korean in zip(policy.KIND_NAMES.values(), policy.KIND_NAMES_KO.values())),
+    ),
     subgraph_nodes=frozenset({"run_pattern"}),
     paused_values=paused_values,
 )

@@ -16,6 +16,8 @@ from core.llm.graders import QUESTION_KINDS
 KINDS = QUESTION_KINDS
 KIND_NAMES = {"single": "single fact", "two_chunks": "two facts", "cross_collection": "across collections",
               "unanswerable": "not in the documents", "small_talk": "small talk"}
+KIND_NAMES_KO = {"single": "단일 사실", "two_chunks": "두 사실", "cross_collection": "여러 컬렉션에 걸친 질문",
+                 "unanswerable": "문서에 없는 질문", "small_talk": "잡담"}
 MARGIN = 0.05  # quality points (0..1) a cheaper pattern may trail the best by and still be chosen (advise's rule)
 MIN_KIND_QUESTIONS = 2  # below this an advice's figure for a kind is one question's luck: the default stands
 CLOSE = 0.15  # an unsure reading: the kinds whose p is within this of the top one's are the close ones

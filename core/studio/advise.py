@@ -138,7 +138,8 @@ def _cell(score: dict) -> dict:
     from core.studio.recommend import run_quality
 
     return {"quality": run_quality(score), "thread_id": score.get("thread_id", ""),
-            "termination_reason": score.get("termination_reason"), "answer": score.get("answer", "")}
+            "termination_reason": score.get("termination_reason"), "answer": score.get("answer", ""),
+            "routed": score.get("routed"), "read_kind": score.get("read_kind")}
 
 
 # ---------------------------------------------------------------- estimates from measured timings

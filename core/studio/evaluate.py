@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from core.config import Settings
+from core.llm.graders import QUESTION_KINDS
 from core.patterns import reason_outcome
 from core.prompts import HANGUL
 from core.store import saved_records
@@ -146,6 +147,10 @@ def score_item(item: dict, result: dict, judge: Judge | None = None) -> dict:
         "claims_supported": support.get("supported", 0), "claims_unsupported": support.get("unsupported", 0),
         "claims_unchecked": support.get("unchecked", 0), "faithfulness": faithfulness(support),
         "verification_ms": (result.get("verification") or {}).get("ms", 0),
+        # Auto's choice (None for the other patterns): the kind it read and the pattern it ran
+        "read_kind": result.get("question_kind") or None, "routed": result.get("auto_pattern") or None,
+        "kind_ok": (result["question_kind"] == (item.get("kind") or item.get("category")))
+        if result.get("question_kind") and (item.get("kind") or item.get("category")) in QUESTION_KINDS else None,
     }
 
 
@@ -184,6 +189,9 @@ def summarise(scores: list[dict]) -> dict:
         "median_seconds": round(statistics.median(s["ms"] / 1000 for s in scores), 1) if scores else None,
         "errors": sum(1 for s in scores if s["error"]),
         "terminations": dict(Counter(s["termination_reason"] for s in scores)),
+        # Auto: the share of questions whose kind it read as the set labels it, and the patterns it ran
+        "kind_accuracy": _mean(s.get("kind_ok") for s in scores),
+        "routed": dict(Counter(s["routed"] for s in scores if s.get("routed"))),
     }
 
 
@@ -260,4 +268,8 @@ def render(report: dict) -> str:
     for name, data in report["patterns"].items():
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(data["summary"]["terminations"].items()))
         lines.append(f"{name}: {reasons}")
+        summary = data["summary"]
+        if summary.get("routed"):
+            ran = ", ".join(f"{p} {n}" for p, n in sorted(summary["routed"].items(), key=lambda x: (-x[1], x[0])))
+            lines.append(f"{name}: kind read as labelled {summary.get('kind_accuracy')}; ran {ran}")
     return "\n".join(lines)

@@ -80,8 +80,42 @@ def recommend(table: dict[str, dict], margin: float = MARGIN) -> dict:
         b_seconds, _ = _cost(scored[best])
         reasons.append(f"{best} scores {top - row['quality']:.2f} higher and takes {b_seconds:.1f} s per question")
     wins = kind_wins(scored, chosen, margin)
-    return {"pattern": chosen, "reasons": reasons + [w["reason"] for w in wins], "rule": rule, "margin": margin,
-            "best": best, "wins": wins}
+    auto = auto_against(scored, margin)
+    return {"pattern": chosen, "reasons": reasons + [w["reason"] for w in wins] + ([auto["reason"]] if auto else []),
+            "rule": rule, "margin": margin, "best": best, "wins": wins, "auto": auto}
+
+
+AUTO = "auto"
+AUTO_QUALITY_SLACK = 0.02  # Auto pays when its quality is within this of the best single pattern's...
+AUTO_SECONDS_SHARE = 0.6  # ...at most this share of that pattern's seconds (or no more than the cheapest close one)
+
+
+def auto_against(table: dict[str, dict], margin: float) -> dict | None:
+    """Whether Auto pays on this set: its quality and seconds against the best single pattern's, and against the
+    cheapest pattern within the margin of it. None when Auto or no other pattern was scored."""
+    singles = {p: row for p, row in table.items() if p != AUTO}
+    if AUTO not in table or not singles:
+        return None
+    mine = table[AUTO]
+    best = max(singles, key=lambda p: (singles[p]["quality"], [-c for c in _cost(singles[p])]))
+    top = singles[best]["quality"]
+    cheapest = min((p for p in singles if singles[p]["quality"] >= top - margin - 1e-9),
+                   key=lambda p: (_cost(singles[p]), p))
+    seconds, best_seconds, cheap_seconds = _cost(mine)[0], _cost(singles[best])[0], _cost(singles[cheapest])[0]
+    allowed = max(AUTO_SECONDS_SHARE * best_seconds, cheap_seconds)
+    quality_ok = mine["quality"] >= top - AUTO_QUALITY_SLACK - 1e-9
+    seconds_ok = seconds <= allowed + 1e-9
+    ratio = round(seconds / best_seconds, 2) if best_seconds else None
+    verdict = "pays" if quality_ok and seconds_ok else "does not pay" + (
+        " (lower quality)" if not quality_ok else "") + (" (slower)" if not seconds_ok else "")
+    reason = (f"auto {verdict}: quality {mine['quality']:.2f} against the best single pattern, {best}, "
+              f"{top:.2f}; {seconds:.1f} s a question against {best_seconds:.1f} s"
+              + (f" ({ratio}x)" if ratio is not None else "")
+              + (f", and {cheapest}'s {cheap_seconds:.1f} s, the cheapest within {margin}" if cheapest != best else ""))
+    return {"quality": mine["quality"], "seconds": seconds, "best": best, "best_quality": top,
+            "best_seconds": best_seconds, "cheapest": cheapest, "cheapest_seconds": cheap_seconds,
+            "seconds_ratio": ratio, "quality_ok": quality_ok, "seconds_ok": seconds_ok,
+            "pays": quality_ok and seconds_ok, "reason": reason}
 
 
 def kind_wins(table: dict[str, dict], chosen: str, margin: float) -> list[dict]:
@@ -120,6 +154,11 @@ def markdown_report(report: dict) -> str:
               "|---" * (len(cols) + 2) + "|"]
     lines += [f"| {p} | {row['questions']} | " + " | ".join(str(row.get(c)) for c in cols) + " |"
               for p, row in report["patterns"].items()]
+    auto = report["patterns"].get(AUTO) or {}
+    if auto.get("routed"):
+        ran = ", ".join(f"{p} {n}" for p, n in sorted(auto["routed"].items(), key=lambda x: (-x[1], x[0])))
+        lines += ["", f"Auto read the kind as the set labels it for {auto.get('kind_accuracy')} of its questions "
+                      f"and ran: {ran}."]
     lines += ["", "Quality per kind of question:", ""]
     lines += [f"- {p}: " + ", ".join(f"{k} {v['quality']} ({v['questions']})" for k, v in row["kinds"].items())
               for p, row in report["patterns"].items()]

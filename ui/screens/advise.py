@@ -230,7 +230,7 @@ def _report(report: dict) -> None:
         st.markdown("- " + plain_markdown(reason))
     with st.expander(t("advise_rule")):
         st.markdown(plain_markdown(rec["rule"]))
-    rows = [{"pattern": p, **{k: v for k, v in row.items() if k not in ("kinds", "terminations")}}
+    rows = [{"pattern": p, **{k: v for k, v in row.items() if k not in ("kinds", "terminations", "routed")}}
             for p, row in report["patterns"].items()]
     if not rows:
         return
@@ -300,6 +300,8 @@ def question_frame(report: dict) -> pd.DataFrame:
         for p in patterns:
             cell = q["runs"].get(p) or {}
             row[p] = cell.get("quality")
+            if cell.get("routed"):  # Auto: the kind it read and the pattern it ran for this question
+                row[f"{p} ran"] = f"{cell.get('read_kind') or '?'} → {cell['routed']}"
             row[f"{p} trace"] = trace_url(p, cell.get("thread_id", ""))
         rows.append(row)
     return pd.DataFrame(rows)

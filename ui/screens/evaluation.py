@@ -28,14 +28,14 @@ from ui.shell.state import bound, ensure_samples
 SUMMARY_KEYS = ("questions", "route_accuracy", "source_hit_rate", "key_fact_rate", "coverage", "faithfulness",
                 "correct_decline_rate",
                 "answered_rate", "language_match_rate", "step_parse_rate", "mean_llm_calls", "mean_tokens",
-                "mean_seconds", "errors")
+                "mean_seconds", "errors", "kind_accuracy")
 CHART_KEYS = ("key_fact_rate", "faithfulness", "route_accuracy")
 SCORES = ("key_fact_rate", "coverage", "faithfulness", "route_accuracy", "source_hit_rate", "correct_decline_rate",
-          "answered_rate", "language_match_rate", "step_parse_rate")
+          "answered_rate", "language_match_rate", "step_parse_rate", "kind_accuracy")
 COSTS = ("mean_llm_calls", "mean_tokens", "mean_seconds")
 ITEM_COLUMNS = ("id", "category", "route_ok", "source_hit", "fact_rate", "faithfulness", "claims_unsupported",
                 "declined_ok", "answered", "language_ok",
-                "llm_calls", "tokens", "ms", "termination_reason", "searched", "error", "answer")
+                "llm_calls", "tokens", "ms", "termination_reason", "searched", "read_kind", "routed", "error", "answer")
 SHOWN_FIRST = 5  # reports selected when the page opens, newest first
 
 

@@ -277,3 +277,21 @@ def test_cli_ask_pattern_auto_without_collections_answers_as_small_talk(tmp_path
     result = json.loads(out.stdout)
     assert result["auto_pattern"] == policy.DEFAULT_POLICY["small_talk"] and result["termination_reason"] == "direct_answer"
     assert "Traceback" not in out.stderr
+
+
+def test_autos_trace_reasons_read_in_korean(s, advice):
+    from ui.i18n.trace import to_korean
+
+    advice.append(_record(s, {"basic": {"two_chunks": (0.71, 4)}, "self_rag": {"two_chunks": (0.92, 4)}}))
+    assert policy.KIND_NAMES.keys() == policy.KIND_NAMES_KO.keys()
+    choices = auto.current_policy(make_context(s, llm=ScriptedChatModel(responder=Script())), ["restaurant_menu"])
+    reasons = [c.reason for c in choices.values()]
+    assert "two facts → self_rag: 0.92 vs basic 0.71 over 4 questions of your set (2026-12-01)" in reasons
+    assert to_korean(choices["two_chunks"].reason) == ("두 사실 → self_rag: 내 세트의 질문 4개에서 0.92, basic는 0.71 "
+                                                       "(2026-12-01)")
+    assert to_korean(choices["single"].reason) == "단일 사실 → basic: 기본 정책 (이 컬렉션들에 대한 추천 기록이 없습니다)"
+    unsure = ("unsure of the kind (0.40 < 0.50): close kinds single fact 0.40 → basic, two facts 0.35 → self_rag; "
+              f"self_rag is the safest of them (the higher quality). {choices['two_chunks'].reason}")
+    assert to_korean(unsure).startswith("종류가 확실하지 않습니다 (0.40 < 0.50).") and "가장 안전합니다 (품질이 더 높은 쪽)" \
+        in to_korean(unsure) and to_korean(unsure).endswith("basic는 0.71 (2026-12-01)")
+    assert to_korean("question read as not in the documents") == "질문을 문서에 없는 질문(으)로 읽었습니다"

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from core.studio import advise
-from core.studio.recommend import recommend
+from core.studio.recommend import markdown_report, recommend
 from support.advise_support import ITEMS, fake_run
 from support.paths import ROOT, TESTS
 
@@ -240,3 +240,54 @@ def test_advising_on_a_collection_without_a_description_says_so_first(tmp_path, 
     assert "bees has no description" not in err
     update_source(kb, "bikes", description="누비라 공공자전거 안내")
     assert advise.undescribed(kb, ITEMS) == []
+
+
+def auto_run(calls, reads=None):
+    """fake_run, plus Auto: it reads each question's kind (``reads``: id -> kind, else the set's) and, like careful,
+    declines what is not in the documents, in basic's seconds."""
+    inner = fake_run(calls)
+
+    def run_one(pattern, question, settings):
+        item = next(i for i in ITEMS if i["question"] == question)
+        if pattern != "auto":
+            return inner(pattern, question, settings)
+        kind = (reads or {}).get(item["id"], item["kind"])
+        routed = "careful" if kind == "unanswerable" else "basic"
+        return {**inner(routed, question, settings), "question_kind": kind, "auto_pattern": routed,
+                "thread_id": f"auto-{item['id']}", "ms": 1500}
+    return run_one
+
+
+def test_advise_measures_auto_beside_the_patterns_and_says_whether_it_pays(settings):
+    report = advise.advise(settings, ITEMS, ["basic", "careful", "auto"], run_one=auto_run([]),
+                           judge=lambda q, a: not a.strip())
+    auto = report["patterns"]["auto"]
+    assert auto["kind_accuracy"] == 1.0 and auto["routed"] == {"basic": 2, "careful": 2}
+    verdict = report["recommendation"]["auto"]
+    # careful is the best single pattern (it declines both unanswerable questions) at 2.5 s; Auto matches its
+    # quality at 1.0 s (1.5 s less the 0.5 s claim check), 0.4x
+    assert verdict["best"] == "careful" and verdict["quality"] == verdict["best_quality"]
+    assert verdict["seconds_ratio"] == 0.4 and verdict["pays"] is True
+    assert any(r.startswith("auto pays: quality 1.00 against the best single pattern, careful") for r in
+               report["recommendation"]["reasons"])
+    q3 = next(q for q in report["questions"] if q["id"] == "q3")
+    assert q3["runs"]["auto"]["routed"] == "careful" and q3["runs"]["auto"]["read_kind"] == "unanswerable"
+    assert "Auto read the kind as the set labels it for 1.0 of its questions and ran: basic 2, careful 2." in \
+        markdown_report(report)
+
+
+def test_auto_that_misreads_a_kind_is_measured_as_not_paying(settings):
+    report = advise.advise(settings, ITEMS, ["basic", "careful", "auto"],
+                           run_one=auto_run([], reads={"q3": "single", "q4": "single"}),
+                           judge=lambda q, a: not a.strip())
+    assert report["patterns"]["auto"]["kind_accuracy"] == 0.5
+    verdict = report["recommendation"]["auto"]
+    assert verdict["pays"] is False and verdict["quality_ok"] is False and verdict["seconds_ok"] is True
+    assert any(r.startswith("auto does not pay (lower quality)") for r in report["recommendation"]["reasons"])
+
+
+def test_without_auto_in_the_advice_there_is_no_verdict_on_it(settings):
+    report = advise.advise(settings, ITEMS, ["basic", "careful"], run_one=fake_run([]),
+                           judge=lambda q, a: not a.strip())
+    assert report["recommendation"]["auto"] is None
+    assert not any(r.startswith("auto ") for r in report["recommendation"]["reasons"])
