@@ -59,25 +59,31 @@ class AutoState(BaseState, total=False):
     parse_errors: Annotated[int, per_turn(0, "an agent's malformed steps, when a ReAct pattern ran")]
 
 
-def _run_model(ctx: RunContext) -> tuple[str, str]:
-    """The provider and model of this run, as advice records name them ("" when they cannot be told)."""
+def _run_model(settings) -> tuple[str, str]:
+    """The provider and model of these settings, as advice records name them ("" when they cannot be told)."""
     from core.llm.models import model_name, resolve_provider
 
     try:
-        provider = resolve_provider(ctx.settings)
-        return provider, model_name(ctx.settings, provider)
+        provider = resolve_provider(settings)
+        return provider, model_name(settings, provider)
     except Exception:  # an unknown provider: no advice can match it, the default policy holds
         return "", ""
 
 
-def current_policy(ctx: RunContext, collections: list[str]) -> dict[str, policy.Choice]:
-    """Every kind's Choice for a run over ``collections``: the saved advice, or the default policy and why."""
+def policy_for(settings, collections: list[str]) -> dict[str, policy.Choice]:
+    """Every kind's Choice for questions over ``collections`` with these settings' model: the saved advice, or the
+    default policy and why (what a run uses, and what the Knowledge page shows)."""
     try:
-        records, problems = advice_records.read_all(ctx.settings)
+        records, problems = advice_records.read_all(settings)
     except Exception as exc:  # a store that cannot be read must not stop the run: the default holds
         records, problems = [], [f"advice could not be read ({exc.__class__.__name__})"]
-    provider, model = _run_model(ctx)
+    provider, model = _run_model(settings)
     return policy.policy(records, problems, collections, provider, model, {p.id for p in ROUTED})
+
+
+def current_policy(ctx: RunContext, collections: list[str]) -> dict[str, policy.Choice]:
+    """Every kind's Choice for a run over ``collections``."""
+    return policy_for(ctx.settings, collections)
 
 
 def classify_question(state: AutoState, runtime: Runtime[RunContext]) -> dict:

@@ -49,6 +49,8 @@ class Choice:
     quality: float | None = None  # the winner's quality on this kind in the advice (None: default policy)
     questions: int = 0
     advice: str = ""  # the advice record's id ("" for the default policy)
+    seconds: float | None = None  # the winner's mean seconds per question of this kind in the advice
+    date: str = ""  # the advice's date
 
 
 def pick(rows: dict[str, dict], margin: float = MARGIN) -> tuple[str, str] | None:
@@ -147,7 +149,8 @@ def _from_advice(kind: str, usable: list[dict], runnable: set[str]) -> Choice | 
         reason = (f"{name} → {chosen}: {mine['quality']:.2f}{versus} over {questions} questions of your set ({date})"
                   + (f"; the fewest seconds within {margin} of {best}'s {rows[best]['quality']:.2f}"
                      if chosen != best else ""))
-        return Choice(kind, chosen, reason, mine["quality"], questions, str(record.get("id") or ""))
+        seconds = None if mine["seconds"] is None else float(mine["seconds"])
+        return Choice(kind, chosen, reason, mine["quality"], questions, str(record.get("id") or ""), seconds, date)
     return None
 
 

@@ -23,17 +23,29 @@ WRITE_TASK = """Task: write one question whose answer, in the document above, is
 this sentence of it: {line} The answer is {hint}; the question names the item or the case this sentence gives \
 it for, and does not copy the sentence. """ + _QUESTION_RULES
 
-UNANSWERABLE_TASK = f"""Task: this sentence of a user's documents states {{answer}} ({{hint}}): {{line}} \
-Write one question, in {{language}}, that asks for the same kind of detail ({{hint}}) about a different item or case, \
-one this sentence does not mention but a user of these documents could ask about. {{example}}Do not copy the \
-sentence. Reply with the question only, at most {QUESTION_CHARS} characters."""
+UNANSWERABLE_TASK = f"""Task: the user's documents are {{about}}, one of them on {{topic}}. Write one question, in \
+{{language}}, that a user of these documents could ask about {{aspect}}. Name what it asks about (the place, \
+service, product, plan or rule of these documents), so that it can be understood alone. {{example}}Reply with \
+the question only, at most {QUESTION_CHARS} characters."""
+
+# What an unanswerable question asks for, in turn: details that documents of this sort seldom state. Modelled on a
+# sentence of the documents ("the same detail about another item"), Qwen 1.5B asked for details they do state: 1 kept
+# of 12 attempts over four collections (docs/BENCHMARKS.md). Each is (the answer's sort, what the prompt asks about);
+# the sort is what the absence check's answer is compared by (core.studio.answer_spans).
+UNANSWERABLE_ASPECTS = (
+    ("name", "the name of a person who wrote, approved or runs it (ask who)"),
+    ("date", "the year it was founded, first opened or first published (ask in which year)"),
+    ("money", "a fee or price these documents do not list, such as parking, delivery or a replacement (ask how much)"),
+    ("count", "how many people work on it, use it or take part in it (ask how many)"),
+    ("number", "a phone number to call about it (ask what it is)"),
+)
 
 # one worked example, in the question's language: shown none, Qwen 1.5B copied the sentence (Korean, 3 of 3)
 UNANSWERABLE_EXAMPLES = {
-    "ko": """For example, from "국내 출장 숙박비는 1박 12만 원까지 지급합니다" (an amount of money) a question about a \
-case it does not mention: "해외 출장 식비는 하루 얼마까지 지급합니까?" """,
-    "en": """For example, from "The Starter plan costs $6 a month" (an amount of money) a question about an item \
-it does not mention: "How much does the Enterprise plan cost per year?" """,
+    "ko": """For example, for a restaurant's menu and the name of a person who runs it: "라 포레스타의 총괄 셰프는 \
+누구인가요?" """,
+    "en": """For example, for a cloud backup service's FAQ and a fee it does not list: "How much does the backup \
+service charge to ship a restored drive?" """,
 }
 
 ANSWER_TASK = f"""Task: answer the question below from the documents above. Reply with the shortest exact \

@@ -83,15 +83,21 @@ def scored_run(pattern: str, item: dict, result: dict, judge: Judge | None) -> d
             "pattern_ms": max(0, (result.get("ms") or 0) - (verification.get("ms") or 0))}
 
 
+def run_store(settings: Settings, items: list[dict], runs: str = "") -> RunStore:
+    """Where an advice's finished runs are kept: by its set's digest, so one set's advice resumes; ``runs`` names a
+    fresh round of its own (a refreshed policy measures again what an earlier advice measured)."""
+    return RunStore(settings, set_digest(items) + (f"-{runs}" if runs else ""))
+
+
 def advise(settings: Settings, items: list[dict], patterns: list[str], run_one: Runner | None = None,
            progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
-           judge: Judge | None = None, set_name: str = "", margin: float = MARGIN) -> dict:
+           judge: Judge | None = None, set_name: str = "", margin: float = MARGIN, runs: str = "") -> dict:
     """Run what is not stored yet, score everything, recommend. Stops between runs when ``should_stop()``."""
     from core.run.runner import run
 
     refuse_runs(len(items), len(patterns), settings)  # RAG_MAX_SET_RUNS: before the run store is touched
     run_one = run_one or (lambda pattern, question, s: run(pattern, question, s, origin="eval"))
-    store = RunStore(settings, set_digest(items))
+    store = run_store(settings, items, runs)
     done = store.load()
     total = len(patterns) * len(items)
     reused, stopped = sum((p, i["id"]) in done for p in patterns for i in items), False
@@ -205,13 +211,16 @@ _stops_lock = threading.Lock()
 
 
 def start(settings: Settings, items: list[dict], patterns: list[str], set_name: str,
-          run_one: Runner | None = None, judge: Judge | None = None) -> str:
+          run_one: Runner | None = None, judge: Judge | None = None, fresh: bool = False, runs: str = "") -> str:
     """Run an advice in a background thread; its record is saved as each run ends. Returns its id.
 
-    QuestionSetError past RAG_MAX_SET_RUNS (questions x patterns), before the record is written."""
+    ``fresh``: every run is made again (not taken from an earlier advice of the set); ``runs``: continue the fresh
+    round of that name. QuestionSetError past RAG_MAX_SET_RUNS (questions x patterns), before the record is written."""
     refuse_runs(len(items), len(patterns), settings)
-    record = {"id": time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6], "date": time.strftime("%Y-%m-%d %H:%M"),
-              "set": set_name, "patterns": patterns, "items": items, "owner": owner.current(), "status": "running",
+    advice_id = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+    runs = advice_id if fresh else runs
+    record = {"id": advice_id, "date": time.strftime("%Y-%m-%d %H:%M"), "set": set_name, "patterns": patterns,
+              "items": items, "owner": owner.current(), "status": "running", "runs": runs,
               "progress": {"done": 0, "total": len(items) * len(patterns), "current": ""}, "report": None}
     save_advice(record, settings)
     stop = threading.Event()
@@ -224,7 +233,7 @@ def start(settings: Settings, items: list[dict], patterns: list[str], set_name: 
 
     def work() -> None:
         try:
-            result = advise(settings, items, patterns, run_one, progress, stop.is_set, judge, set_name)
+            result = advise(settings, items, patterns, run_one, progress, stop.is_set, judge, set_name, runs=runs)
             record.update(report=result, status="stopped" if result["stopped"] else "done")
         except Exception as exc:  # a provider that cannot be reached: the record says so, finished runs stay stored
             record.update(status="failed", error=str(exc))
@@ -235,6 +244,36 @@ def start(settings: Settings, items: list[dict], patterns: list[str], set_name: 
 
     threading.Thread(target=work, daemon=True, name=f"advise-{record['id']}").start()
     return record["id"]
+
+
+# what a refreshed policy is measured over: the patterns issue 52's targets compare Auto with
+POLICY_PATTERNS = ("basic", "adaptive", "corrective", "self_rag")
+
+
+def sets_over(settings: Settings, collections: list[str]) -> list[str]:
+    """The saved question sets whose questions are all about some of ``collections`` (web aside): the sets an
+    advice for Auto's policy over these collections can run."""
+    from core.studio.question_set import QuestionSetError, load_saved_question_set, saved_question_sets
+
+    found = []
+    for name in saved_question_sets(settings):
+        try:
+            asked = {c for item in load_saved_question_set(settings, name) for c in item["sources"] if c != "web"}
+        except QuestionSetError:
+            continue  # a set that no longer reads is no set to advise on
+        if asked and asked <= set(collections):
+            found.append(name)
+    return found
+
+
+def refresh_policy(settings: Settings, set_name: str, patterns: tuple[str, ...] = POLICY_PATTERNS) -> str:
+    """Start a fresh advice on the saved set ``set_name`` over ``patterns`` (those registered): when it is done,
+    Auto's policy for its collections is the one it measured. Returns the advice's id."""
+    from core.patterns import pattern_ids
+    from core.studio.question_set import load_saved_question_set
+
+    items = load_saved_question_set(settings, set_name)
+    return start(settings, items, [p for p in patterns if p in pattern_ids()], set_name, fresh=True)
 
 
 def stop(advice_id: str) -> bool:

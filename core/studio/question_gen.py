@@ -47,6 +47,9 @@ KINDS = QUESTION_KINDS  # the kinds Auto routes (core.patterns.policy)
 CYCLE = ("single", "two_chunks", "unanswerable", "single", "cross_collection", "small_talk", "single",
          "two_chunks", "single", "unanswerable")
 ATTEMPTS_PER_QUESTION = 3  # questions written per question wanted, at most
+# a kind the set has none of yet is written again after a drop, up to this many times, before a single fact takes
+# its place: tried once, a set of 10 kept 1 unanswerable question in 12 attempts over four collections
+ATTEMPTS_PER_KIND = 3
 MIN_CHUNK_CHARS = 60  # headings and stubs make poor questions
 CHUNK_CHARS = 1200  # the model sees at most this much of a chunk; spans are taken from what it sees
 RECENT_SHOWN = 8  # small-talk messages written before, shown so the next one differs
@@ -135,7 +138,7 @@ class Pool:
     order: list
     cursor: int = 0
     spans: dict = field(default_factory=dict)  # chunk id -> candidate answers not yet asked about
-    templates: int = 0  # where the next unanswerable question takes its model answer
+    templates: int = 0  # which chunk the next unanswerable question is written from
 
     def candidates(self, chunk) -> list[Span]:
         if chunk.id not in self.spans:  # found on a chunk's first visit: a large collection is not read whole
@@ -163,16 +166,26 @@ class Pool:
         return None
 
     def template(self):
-        """(chunk, span) an unanswerable question is modelled on, without using the span up; or None."""
-        having = [c for c in self.order if self.candidates(c)]
-        if not having:
+        """The chunk the next unanswerable question is written from (its heading and language), in turn; or None."""
+        if not self.order:
             return None
         self.templates += 1
-        chunk = having[(self.templates - 1) % len(having)]
-        return chunk, self.candidates(chunk)[0]
+        return self.order[(self.templates - 1) % len(self.order)]
 
     def language(self) -> str:
         return Counter(language_of(c.page_content) for c in self.order[:8]).most_common(1)[0][0]
+
+
+FIGURE_SORTS = ("money", "time", "date", "percent", "duration", "size", "count", "number")
+
+
+def topic_of(chunk) -> str:
+    """What a chunk is on, without what it states: its heading, else its file's name."""
+    first = chunk.page_content.strip().split("\n", 1)[0]
+    if first.startswith("#"):
+        return first.lstrip("# ").strip()[:80]
+    name = str(chunk.metadata.get("title") or chunk.metadata.get("source") or "").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0].replace("_", " ")[:80] or "-"
 
 
 def _where(pool: Pool, chunk) -> dict:
@@ -198,6 +211,7 @@ class Writer:
         self.calls = 0
         self.note = ""  # what the last attempt wrote and why it was dropped, for its progress line
         self.small_talk_written: dict[str, list[str]] = {}
+        self.unanswerable_written = 0
 
     def most_calls(self) -> int:
         """The most model calls one question can cost: an unanswerable one, asked once per collection, or a pair
@@ -296,29 +310,32 @@ class Writer:
         return ""
 
     def unanswerable(self, pool: Pool, _other: Pool | None = None):
-        picked = pool.template()
-        if picked is None:
+        chunk = pool.template()
+        if chunk is None:
             return None, "no_candidate"
-        chunk, span = picked
+        # the aspects in turn across the set, so a kind written again asks for another detail
+        sort, aspect = P.UNANSWERABLE_ASPECTS[self.unanswerable_written % len(P.UNANSWERABLE_ASPECTS)]
+        self.unanswerable_written += 1
         lang = language_of(chunk.page_content)
-        task = P.UNANSWERABLE_TASK.format(answer=fence(span.text, "answer", inline=True), hint=hint(span),
-                                          line=fence(line_of(shown(chunk), span), "line", inline=True),
-                                          language=_language_name(lang),
+        about = fence(f"{pool.name}: {pool.description}" if pool.description else pool.name, "collections", inline=True)
+        task = P.UNANSWERABLE_TASK.format(about=about, topic=fence(topic_of(chunk), "line", inline=True),
+                                          aspect=aspect, language=_language_name(lang),
                                           example=P.UNANSWERABLE_EXAMPLES.get(lang, ""))
-        # the sentence alone, not its chunk: shown the chunk, Qwen 1.5B copied it (Korean) or asked about what it
-        # states (English, 3 of 3); whether the question is unanswerable is checked against every collection below
+        # what the documents are about and a heading, never a sentence: modelled on a sentence, Qwen 1.5B copied it
+        # or asked for a detail it states; whether the question is unanswerable is checked in every collection below
         got = self._ask(Question, task)
         if got is None:
             return None, "model_failed"
         question = as_asked(squash(first_question(without_echo(got.question, shown(chunk)))), lang)
-        self.note = question
+        self.note = f"{question} [{sort}]"
         if not in_language(question, lang):
             return None, "language"
         if not asks(question, lang):
             return None, "not_a_question"
         if copies(question, chunk.page_content):
             return None, "copies_chunk"
-        if not all(self._absent(other, question, span) for other in self.pools):
+        like = Span("", 0, "figure", sort) if sort in FIGURE_SORTS else Span("", 0, sort)
+        if not all(self._absent(other, question, like) for other in self.pools):
             return None, "not_absent"
         return {"question": question, "facts": [], "answerable": False, "lang": lang, "sources": [pool.name],
                 "provenance": [_where(pool, chunk)]}, ""
@@ -429,12 +446,13 @@ def generate(kb, model, collections: list[str], count: int = 10, progress: Progr
     plan = plan_kinds(count, len(chosen), max(len(p.order) for p in chosen))
     writer, done, started = Writer(model, kb, chosen, k), into or Generated(), time.perf_counter()
     done.call_bound = count * ATTEMPTS_PER_QUESTION * writer.most_calls()
-    meaning, slot, idle, spent = Meaning(kb.embed_query), 0, 0, set()
+    meaning, slot, idle, spent, misses = Meaning(kb.embed_query), 0, 0, set(), Counter()
     while len(done.items) < count and done.attempts < count * ATTEMPTS_PER_QUESTION and idle < len(plan):
         if should_stop and should_stop():
             done.stopped = True
             break
-        kind, pool, other = plan[slot % len(plan)], chosen[slot % len(chosen)], chosen[(slot + 1) % len(chosen)]
+        position = len(done.items)  # the question wanted next: its kind is tried until one is kept (see below)
+        kind, pool, other = plan[position], chosen[slot % len(chosen)], chosen[(slot + 1) % len(chosen)]
         slot, calls, writer.note = slot + 1, writer.calls, ""
         item, why = getattr(writer, kind)(pool, other)
         if writer.calls == calls:  # nothing left to ask about for this kind here: not an attempt
@@ -442,10 +460,17 @@ def generate(kb, model, collections: list[str], count: int = 10, progress: Progr
             if len(spent) == len(chosen):
                 break  # every candidate answer was asked about: what is left would be small talk only
             idle += 1
+            if kind != "single" and idle % len(chosen) == 0:
+                plan[position] = "single"  # no collection has what this kind is made of any more
             continue
         idle, done.attempts, done.model_calls = 0, done.attempts + 1, writer.calls
         item, why = unique(item, why, [i["question"] for i in done.items], meaning)
         line = _record(done, kind, item, why, writer.note)
+        if item is None:
+            misses[position] += 1
+            if kind in {i["kind"] for i in done.items} or misses[position] >= ATTEMPTS_PER_KIND:
+                # a kind the set has, or one that would not be kept here: the set takes a single fact instead
+                plan[position] = "single"
         done.seconds = time.perf_counter() - started
         if progress:
             progress(len(done.items), count, line, _eta(done, len(done.items), count))

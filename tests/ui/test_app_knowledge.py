@@ -199,3 +199,45 @@ def test_uploads_past_the_hourly_budget_are_refused_in_one_clear_error_and_nothi
         "refused: this upload (0.5 MB) would pass the limit of 1 MB uploaded per visitor per hour "
         "(RAG_MAX_UPLOAD_MB_PER_HOUR): you uploaded 0.7 MB in the last hour; it fits again in 60 minutes"]
     assert "site_info" not in _kb().names()
+
+
+def test_autos_policy_shows_each_kinds_pattern_and_what_it_rests_on_and_refreshes_by_advise(app_data, monkeypatch):
+    from core.llm.models import model_name, resolve_provider
+    from core.store import advice_records
+    from core.studio import advise
+    from core.studio.question_set import save_question_set
+
+    settings = load_settings()
+    provider = resolve_provider(settings)
+    items = [{"id": f"q{n}", "question": f"메뉴 질문 {n}?", "sources": ["restaurant_menu"], "facts": ["1"],
+              "answerable": True, "category": "single", "kind": "single", "lang": "ko"} for n in range(3)]
+    save_question_set(settings, "menu-set", items)
+    save_question_set(settings, "wine-set", [{**items[0], "sources": ["restaurant_wine"]}])
+    rows = {"basic": (0.60, 4.0), "self_rag": (0.95, 30.0)}
+    advice_records.save(settings, {
+        "id": "20261201-120000-abcdef", "date": "2026-12-01 12:00", "status": "done", "items": items,
+        "report": {"date": "2026-12-01 12:00", "provider": provider, "model": model_name(settings, provider),
+                   "recommendation": {"margin": 0.05},
+                   "patterns": {p: {"quality": q, "mean_seconds": sec, "mean_llm_calls": 2.0,
+                                    "kinds": {"single": {"questions": 3, "quality": q, "mean_seconds": sec}}}
+                                for p, (q, sec) in rows.items()}}})
+    started = []
+    monkeypatch.setattr(advise, "start", lambda *a, **kw: started.append((a, kw)) or "20261207-000000-ffffff")
+    at = open_page(KB)
+    assert_clean(at)
+    at.multiselect(key="policy_collections").set_value(["restaurant_menu"]).run()
+    [table] = [d.value for d in at.dataframe if "kind of question" in d.value.columns]
+    single = table[table["kind of question"] == "single fact"].iloc[0]
+    assert single["pattern"] == "self_rag" and single["quality"] == 0.95 and single["seconds per question"] == 30.0
+    assert single["questions behind it"] == 3 and single["advice of"] == "2026-12-01"
+    assert single["why"] == "single fact → self_rag: 0.95 vs basic 0.60 over 3 questions of your set (2026-12-01)"
+    small = table[table["kind of question"] == "small talk"].iloc[0]
+    assert small["pattern"] == "self_rag" and small["advice of"] == "default policy"
+    assert small["why"].endswith("default policy (no advice for these collections)")
+    # only the sets over the chosen collections are offered; refreshing advises afresh over the four patterns
+    assert at.selectbox(key="policy_set").options == ["menu-set.jsonl"]
+    button(at, key_end="policy_refresh").click().run()
+    assert_clean(at)
+    [(args, kw)] = started
+    assert args[1] == items and args[2] == list(advise.POLICY_PATTERNS) and kw["fresh"] is True
+    assert any("Advice started" in s.value for s in at.success)

@@ -72,4 +72,32 @@ ADVISE_STRINGS = {
     "advise_make_png": ("Chart as PNG", "차트를 PNG로"),
     "advise_png_failed": ("The chart cannot be rendered to PNG here; its own menu (⋯) saves it from the browser.",
                           "여기서는 차트를 PNG로 그릴 수 없습니다. 차트 메뉴(⋯)에서 브라우저로 저장하세요."),
+    "policy_title": ("Auto's policy", "Auto의 정책"),
+    "policy_intro": ("The pattern Auto runs for each kind of question over these collections: the winner of that kind "
+                     "in your latest advice for them (quality first; within the margin, the fewest seconds), or the "
+                     "default policy where no advice holds enough questions of the kind.",
+                     "이 컬렉션들에 대한 질문 종류마다 Auto가 실행하는 패턴입니다. 이 컬렉션들에 대한 가장 최근 추천 기록에서 그 "
+                     "종류를 이긴 패턴(품질 우선, 허용 폭 안에서는 가장 빠른 패턴)이며, 그 종류의 질문이 충분한 추천 기록이 "
+                     "없으면 기본 정책을 따릅니다."),
+    "policy_collections": ("Collections in play", "사용할 컬렉션"),
+    "policy_none": ("Choose at least one collection to see the policy for it.",
+                    "정책을 보려면 컬렉션을 하나 이상 고르세요."),
+    "policy_kind": ("kind of question", "질문 종류"),
+    "policy_pattern": ("pattern", "패턴"),
+    "policy_quality": ("quality", "품질"),
+    "policy_seconds": ("seconds per question", "질문당 초"),
+    "policy_questions": ("questions behind it", "근거 질문 수"),
+    "policy_date": ("advice of", "추천 날짜"),
+    "policy_default": ("default policy", "기본 정책"),
+    "policy_why": ("why", "이유"),
+    "policy_no_sets": ("No saved question set asks about these collections only: generate one on the Evaluation page "
+                       "to measure the policy.",
+                       "이 컬렉션들만 묻는 저장된 질문 세트가 없습니다. 정책을 재려면 평가 페이지에서 세트를 만드세요."),
+    "policy_set": ("Question set to measure it on", "정책을 잴 질문 세트"),
+    "policy_refresh": ("Refresh the policy", "정책 새로 고치기"),
+    "policy_refresh_help": ("Runs a fresh advice over {patterns} in the background (every run made again).",
+                            "{patterns}로 새 추천을 백그라운드에서 실행합니다 (모든 실행을 다시 합니다)."),
+    "policy_started": ("Advice started: follow it on the Evaluation page; the policy changes when it is done.",
+                       "추천을 시작했습니다. 평가 페이지에서 진행을 볼 수 있고, 끝나면 정책이 바뀝니다."),
+    "policy_behind": ("Measured by advice {ids}.", "근거 추천 기록: {ids}."),
 }

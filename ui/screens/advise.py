@@ -176,10 +176,10 @@ def advise_section(settings: Settings, kb) -> None:
     _shown_advice(settings)
 
 
-def _start_advice(settings: Settings, items: list[dict], patterns: list[str], set_file: str) -> bool:
+def _start_advice(settings: Settings, items: list[dict], patterns: list[str], set_file: str, runs: str = "") -> bool:
     """Start an advice in the background; past RAG_MAX_SET_RUNS one line says so and nothing is written."""
     try:
-        st.session_state["advice_id"] = advise.start(settings, items, patterns, set_file)
+        st.session_state["advice_id"] = advise.start(settings, items, patterns, set_file, runs=runs)
     except QuestionSetError as exc:
         st.error(plain_markdown(str(exc)), icon="⚠️")
         return False
@@ -212,13 +212,13 @@ def _shown_advice(settings: Settings) -> None:
             advise.stop(advice_id)
     elif record["status"] in ("stopped", "interrupted", "failed") and left.button(t("advise_continue"),
                                                                                   key="advise_continue", icon="▶️"):
-        if _start_advice(settings, record["items"], record["patterns"], record["set"]):
+        if _start_advice(settings, record["items"], record["patterns"], record["set"], record.get("runs", "")):
             st.rerun()
     if record.get("error"):
         st.warning(plain_markdown(record["error"]), icon="⚠️")
-    report = record.get("report") or advise.report(settings, record["items"], record["patterns"],
-                                                    advise.RunStore(settings, advise.set_digest(record["items"])).load(),
-                                                    record["set"])
+    report = record.get("report") or advise.report(
+        settings, record["items"], record["patterns"],
+        advise.run_store(settings, record["items"], record.get("runs", "")).load(), record["set"])
     _report(report)
 
 

@@ -11,6 +11,7 @@ from core.knowledge.sources import SourceError, get_source, suggest_description,
 from core.studio.render import plain_markdown
 from ui.evidence.calibration_view import calibration_section
 from ui.evidence.graph_status import graph_status, start_graph_build
+from ui.evidence.policy_view import policy_section
 from ui.evidence.retrieval_view import retrieval_view
 from ui.i18n import t
 from ui.shell.sidebar import sidebar
@@ -46,6 +47,7 @@ def knowledge_page() -> None:
         _upload(kb, settings)
     retrieval_view(kb)
     calibration_section(settings, kb)
+    policy_section(settings, kb)
 
 
 def _embedder(settings: Settings) -> Settings:

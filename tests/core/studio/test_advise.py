@@ -291,3 +291,29 @@ def test_without_auto_in_the_advice_there_is_no_verdict_on_it(settings):
                            judge=lambda q, a: not a.strip())
     assert report["recommendation"]["auto"] is None
     assert not any(r.startswith("auto ") for r in report["recommendation"]["reasons"])
+
+
+def test_a_fresh_advice_runs_everything_again_and_continues_its_own_round(settings):
+    first = []
+    advise.advise(settings, ITEMS, ["basic"], run_one=fake_run(first), judge=lambda q, a: not a.strip())
+    again = []
+    report = advise.advise(settings, ITEMS, ["basic"], run_one=fake_run(again), judge=lambda q, a: not a.strip())
+    assert len(first) == 4 and again == [] and report["reused_runs"] == 4  # the same set: its runs are reused
+    fresh = []
+    report = advise.advise(settings, ITEMS, ["basic"], run_one=fake_run(fresh), judge=lambda q, a: not a.strip(),
+                           runs="20261207-000000-aaaaaa")
+    assert len(fresh) == 4 and report["reused_runs"] == 0
+    later = []
+    report = advise.advise(settings, ITEMS, ["basic"], run_one=fake_run(later), judge=lambda q, a: not a.strip(),
+                           runs="20261207-000000-aaaaaa")
+    assert later == [] and report["reused_runs"] == 4  # continued: the fresh round's own runs
+
+
+def test_the_sets_a_policy_can_be_measured_on_ask_about_the_chosen_collections_only(settings):
+    from core.studio.question_set import save_question_set
+
+    save_question_set(settings, "bikes", [i for i in ITEMS if i["sources"] == ["bikes"]])
+    save_question_set(settings, "both", ITEMS)
+    assert advise.sets_over(settings, ["bikes"]) == ["bikes.jsonl"]
+    assert advise.sets_over(settings, ["bikes", "bees", "other"]) == ["bikes.jsonl", "both.jsonl"]
+    assert advise.sets_over(settings, ["other"]) == []

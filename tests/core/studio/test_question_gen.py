@@ -124,12 +124,12 @@ def test_kept_questions_have_their_spans_as_facts_in_their_chunks_language(tmp_p
 def test_the_round_trip_keeps_a_question_whose_answer_comes_back_and_drops_the_others_with_their_reason(
         tmp_path, settings):
     kb = corpus.build(tmp_path, settings)
-    wrong = corpus.QUESTIONS["5,000원"]
+    # answered back with another figure of its chunk's collection (which of them is asked first depends on the plan)
+    wrong = {corpus.QUESTIONS["5,000원"]: "1,000원", corpus.QUESTIONS["2,400대"]: "312곳"}
     elsewhere = "분실 신고를 하면 내야 하는 돈은 얼마인가요?"  # asked for 1시간: its retrieval finds another chunk
-    scripted = corpus.model({"1시간": elsewhere, "312곳": "대여소가 312곳이라는데 몇 곳인가요?"},
-                            answers={wrong: "1,000원"})
+    scripted = corpus.model({"1시간": elsewhere, "312곳": "대여소가 312곳이라는데 몇 곳인가요?"}, answers=wrong)
     done = question_gen.generate(kb, scripted, ["bikes", "bees"], count=10, k=2)
-    assert done.dropped["answer_differs"] >= 1 and wrong not in [i["question"] for i in done.items]
+    assert done.dropped["answer_differs"] >= 1 and not set(wrong) & {i["question"] for i in done.items}
     assert done.dropped["not_retrieved"] >= 1 and done.dropped["answer_in_question"] >= 1
     kept = [(i["question"], i["facts"]) for i in done.items if i["kind"] == "single"]
     assert kept and all([corpus.QUESTIONS[fact] for fact in facts] == [question] for question, facts in kept)
@@ -261,14 +261,19 @@ def test_an_unanswerable_question_is_kept_only_when_every_collection_lacks_the_a
     absent = corpus.model()
     done = question_gen.generate(kb, absent, ["bikes", "bees"], count=4)
     [item] = [i for i in done.items if i["kind"] == "unanswerable"]
-    assert not item["answerable"] and not item["facts"] and item["sources"] == ["bikes"]
+    assert not item["answerable"] and not item["facts"] and item["sources"] in (["bikes"], ["bees"])
+    assert item["question"] == corpus.MISSING[item["sources"][0]]
     checks = [call[-1] for call in absent.calls if corpus.task(call[-1]) == "ANSWERED_TASK"]
     shown = {"bikes" if HANGUL.search(doc) else "bees" for message in checks for doc in corpus.documents(message)}
     assert shown == {"bikes", "bees"}  # each collection's best chunks were read for the missing answer
-    write = next(call[-1] for call in absent.calls if corpus.task(call[-1]) == "UNANSWERABLE_TASK")
-    assert corpus.re.findall(r"<answer>(.*?)</answer>", str(write.content))  # modelled on a span it does state
-    # shown the span's sentence, not its chunk (shown the chunk, Qwen 1.5B copied it or asked what it states)
-    assert corpus.fenced(str(write.content), "line") and not corpus.documents(write)
+    message = next(call[-1] for call in absent.calls if corpus.task(call[-1]) == "UNANSWERABLE_TASK")
+    write = str(message.content)
+    # shown what the collection is and a heading of it, and a detail such documents seldom state: no sentence of it
+    # (modelled on a sentence, Qwen 1.5B copied it or asked for a detail it states), no candidate answer
+    assert corpus.fenced(write, "collections").startswith(item["sources"][0])
+    headings = {corpus.heading(c.page_content) for c in kb.chunks(item["sources"][0], limit=None)}
+    assert corpus.fenced(write, "line") in headings and not corpus.documents(message) and "<answer>" not in write
+    assert any(aspect in write for _sort, aspect in question_gen.P.UNANSWERABLE_ASPECTS)
 
 
 def test_a_reply_that_gives_a_detail_of_the_same_sort_from_the_documents_answers_the_question():
@@ -283,18 +288,19 @@ def test_a_reply_that_gives_a_detail_of_the_same_sort_from_the_documents_answers
 
 
 def test_an_unanswerable_question_the_documents_answer_is_dropped_though_the_verdict_says_absent(
-        tmp_path, settings):
+        tmp_path, settings, monkeypatch):
     """The absence verdict alone let "How long does support take on the Team plan?" through (4 hours, stated):
     answering the question from each collection's best chunks with a detail of the template's sort drops it."""
     from core.studio.answer_spans import figure_spans as figures
 
     kb = corpus.build(tmp_path, settings)
     writer, template = corpus.writer(), {}
+    monkeypatch.setattr(question_gen.P, "UNANSWERABLE_ASPECTS", (("money", "a fee these documents do not list"),))
 
     def respond(messages):
         kind, text = corpus.task(messages[-1]), str(messages[-1].content)
         if kind == "UNANSWERABLE_TASK":
-            template["sort"] = figures(corpus.fenced(text, "answer"))[0].sort
+            template["sort"] = "money"
         if kind == "ANSWER_TASK" and corpus.fenced(text, "question") in corpus.MISSING.values():
             alike = [s.text for doc in corpus.documents(messages[-1]) for s in figures(doc)
                      if s.sort == template.get("sort")]
@@ -307,6 +313,42 @@ def test_an_unanswerable_question_the_documents_answer_is_dropped_though_the_ver
     done = question_gen.generate(kb, scripted, ["bikes"], count=3)  # the third question is an unanswerable one
     assert template and done.dropped["not_absent"] >= 1, done.summary()
     assert not [i for i in done.items if i["kind"] == "unanswerable"]
+
+
+def test_a_set_keeps_one_of_each_kind_the_collections_allow_though_a_kind_is_dropped_at_first(tmp_path, settings):
+    """Tried once where the plan put it, an unanswerable question dropped left the set without one (1 kept in 12
+    attempts over four collections): a kind the set has none of yet is written again, up to ATTEMPTS_PER_KIND."""
+    kb = corpus.build(tmp_path, settings)
+    writer, written = corpus.writer(), []
+    stated = {"ko": "누비라 자전거의 색깔은 무엇인가요?", "en": "What colour are the apiary's hives?"}  # "answered"
+
+    def respond(messages):
+        kind, text = corpus.task(messages[-1]), str(messages[-1].content)
+        if kind == "UNANSWERABLE_TASK":
+            written.append(text)
+            if len(written) <= 2:
+                return {"question": stated["ko" if HANGUL.search(corpus.fenced(text, "line")) else "en"]}
+        if kind == "ANSWERED_TASK" and corpus.fenced(text, "question") in stated.values():
+            return {"answered": True}
+        return writer(messages)
+
+    from support.scripted import ScriptedChatModel
+
+    done = question_gen.generate(kb, ScriptedChatModel(responder=respond), ["bikes", "bees"], count=6)
+    assert done.dropped["not_absent"] == 2 and len(written) == 3
+    kinds = [i["kind"] for i in done.items]
+    assert kinds.count("unanswerable") == 1 and {"single", "small_talk", "unanswerable"} <= set(kinds), done.summary()
+    # each try asks for another detail
+    asked = [next(a for _s, a in question_gen.P.UNANSWERABLE_ASPECTS if a in text) for text in written]
+    assert len(set(asked)) == 3
+
+
+def test_a_kind_that_is_dropped_every_time_gives_its_place_to_a_single_fact(tmp_path, settings):
+    kb = corpus.build(tmp_path, settings)
+    scripted = corpus.model(answered=True)  # every unanswerable question is "answered" by the documents
+    done = question_gen.generate(kb, scripted, ["bikes", "bees"], count=4)
+    assert done.dropped["not_absent"] == question_gen.ATTEMPTS_PER_KIND
+    assert "unanswerable" not in [i["kind"] for i in done.items] and len(done.items) == 4, done.summary()
 
 
 def test_small_talk_in_the_assistants_voice_is_dropped(tmp_path, settings):
