@@ -4,7 +4,10 @@ retrieval decision, the ReAct (text) agent's first step as written and as read f
 Self-RAG's usefulness grade (``useful``) over benchmarks/usefulness_labelled.jsonl.
 
     python -m benchmarks.probe_decisions [--provider embedded] [--model NAME] [--data-dir DIR] [--set FILE]
-                                         [--decisions route,retrieve,react,tool,useful] [--json]
+                                         [--decisions route,retrieve,react,tool,kind,useful] [--json]
+
+``kind`` is Auto's kind classifier over the questions that carry a kind (question sets written by ``core
+questions``, and the built-in set): read right per kind, what each kind was read as, and the unsure readings.
 
 ``tool`` is scored on both sides of its labels: lookups sent to an expected collection's tool, and messages that
 need no search (greetings, general questions) answered at once; a reading below the ``tool`` threshold is
@@ -30,12 +33,13 @@ import argparse
 import json
 import operator
 import time
+from collections import Counter
 from pathlib import Path
 
 from core.config import load_settings
 from core.knowledge.base import KnowledgeBase
 from core.knowledge.sources import active_sources
-from core.llm.graders import grade_usefulness, needs_retrieval, route_question
+from core.llm.graders import QUESTION_KINDS, classify_kind, grade_usefulness, needs_retrieval, route_question
 from core.llm.models import get_chat_model
 from core.llm.tool_choice import ANSWER, read_first_step
 from core.patterns.react import STOP, parse_step, resolve_tool_name, step_messages
@@ -98,6 +102,21 @@ def usefulness(model) -> dict:
             "threshold": rows[0]["threshold"] if rows else None, "rows": rows}
 
 
+def kind_rates(rows: list[dict]) -> dict:
+    """Auto's kind classifier on every side of its labels: per labelled kind, how many were read as it, what the
+    others were read as, and how many readings were unsure (top p below the ``kind`` threshold)."""
+    judged = [r for r in rows if r.get("kind_expected") and "kind" in r]
+    per_kind = {}
+    for kind in QUESTION_KINDS:
+        mine = [r for r in judged if r["kind_expected"] == kind]
+        if mine:
+            per_kind[kind] = {"read_right": f"{sum(r['kind'] == kind for r in mine)}/{len(mine)}",
+                              "read_as": dict(sorted(Counter(r["kind"] for r in mine).items()))}
+    unsure = [r for r in judged if r["kind_p"] is not None and r["kind_p"] < r["kind_threshold"]]
+    return {**_rate(rows, "kind", "kind_expected", operator.eq), "per_kind": per_kind, "unsure": len(unsure),
+            "unsure_right": sum(r["kind"] == r["kind_expected"] for r in unsure)}
+
+
 def _rate(rows: list[dict], got: str, expected: str, ok) -> dict:
     judged = [r for r in rows if r.get(expected) is not None and got in r]
     accuracy = round(sum(ok(r[got], r[expected]) for r in judged) / len(judged), 3) if judged else None
@@ -112,7 +131,8 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
     tools = source_tools(sources, web_ready=False)  # as in a run without a web key
     model = get_chat_model(settings, role="grader")
     items = load_question_set(question_set)[:limit]
-    rows = [{"id": item["id"], "route_expected": expected_route(item),
+    rows = [{"id": item["id"], "kind_expected": item.get("kind") if item.get("kind") in QUESTION_KINDS else None,
+             "route_expected": expected_route(item),
              "retrieve_expected": ("yes" if item["sources"] else "no") if item["answerable"] else None,
              "react_expected": expected_first_step(item)} for item in items]
     start = time.perf_counter()
@@ -127,6 +147,10 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
         row["react"] = react_first_step(model, item["question"], tools)
     for item, row in zip(items, rows) if "tool" in decisions else ():
         row["tool"], row["tool_confident"] = tool_first_step(model, item["question"], tools, sources)
+    for item, row in zip(items, rows) if "kind" in decisions else ():
+        outcome = classify_kind(model, item["question"], sources)
+        row.update(kind=outcome.value.kind, kind_p=outcome.p, kind_threshold=outcome.threshold,
+                   kind_choices={k: round(v, 3) for k, v in (outcome.choices or {}).items()})
     useful = usefulness(model) if "useful" in decisions else None
     searches = [r for r in rows if r["react_expected"] and r["react_expected"] != ["final"]]
     answers = [r for r in rows if r["react_expected"] == ["final"]]
@@ -141,6 +165,7 @@ def probe(settings, limit: int | None = None, question_set=BUILTIN,
                             "lookups_right_tool": _rate(searches, "tool", "react_expected", lambda g, e: g in e),
                             "no_search_answered": _rate(answers, "tool", "react_expected", lambda g, e: g in e),
                             "unsure": sum(r.get("tool_confident") is False for r in rows)},
+        "kind": kind_rates(rows) if "kind" in decisions else None,
         "useful": useful,
         "seconds": round(time.perf_counter() - start, 1), "rows": rows,
     }
@@ -154,7 +179,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int)
     parser.add_argument("--set", help="a JSONL question set (default: the built-in one)")
     parser.add_argument("--decisions", default="route,retrieve,react",
-                        help="comma-separated: route, retrieve, react, tool, useful")
+                        help="comma-separated: route, retrieve, react, tool, kind, useful")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     settings = load_settings(provider=args.provider, model=args.model, data_dir=args.data_dir)
@@ -171,11 +196,13 @@ def main() -> None:
         for got, expected, ok in (("route", "route_expected", r.get("route") == r["route_expected"]),
                                   ("retrieve", "retrieve_expected", r.get("retrieve") == r["retrieve_expected"]),
                                   ("react", "react_expected", r.get("react") in (r["react_expected"] or ())),
-                                  ("tool", "react_expected", r.get("tool") in (r["react_expected"] or ()))):
+                                  ("tool", "react_expected", r.get("tool") in (r["react_expected"] or ())),
+                                  ("kind", "kind_expected", r.get("kind") == r["kind_expected"])):
             if got in r:
                 mark = "  " if r[expected] is None else ("ok" if ok else "XX")
                 want = ",".join(r[expected]) if isinstance(r[expected], list) else r[expected]
-                cells.append(f"{mark} {got}={r[got]} (expected {want or '-'})")
+                p = f" p={r['kind_p']:.2f}" if got == "kind" and r.get("kind_p") is not None else ""
+                cells.append(f"{mark} {got}={r[got]}{p} (expected {want or '-'})")
         if cells:
             print(f"{r['id']:16} " + " | ".join(cells))
     print({k: ({n: c for n, c in v.items() if n != "rows"} if k == "useful" and v else v)

@@ -177,6 +177,9 @@ def render_advice(report: dict) -> str:
     for pattern, row in report["patterns"].items():
         lines.append(f"{pattern} per kind: " + ", ".join(f"{k} {v['quality']} ({v['questions']})"
                                                          for k, v in row["kinds"].items()))
+        if row.get("routed"):  # Auto: how often it read the kind the set labels, and what it ran
+            ran = ", ".join(f"{p} {n}" for p, n in sorted(row["routed"].items(), key=lambda x: (-x[1], x[0])))
+            lines.append(f"{pattern}: kind read as labelled {row.get('kind_accuracy')}; ran {ran}")
     rec = report["recommendation"]
     lines += ["", f"recommended: {rec['pattern'] or '-'}"] + [f"  - {r}" for r in rec["reasons"]]
     lines.append(f"rule: {rec['rule']}")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core.patterns import all_patterns, get_pattern
 from support.paths import ROOT
@@ -130,8 +131,14 @@ def choose_patterns(page, box: str, wanted: list[str]) -> None:
     for pattern in all_patterns():
         tag = select.locator(f"[data-tag][aria-label='{pattern.title}']")
         if pattern.id not in wanted and tag.count():
-            select.locator(f"button[aria-label='Remove {pattern.title}']").click()
-            tag.wait_for(state="detached")
+            for attempt in range(3):  # a click that lands while the last removal's rerun redraws the box is lost
+                select.locator(f"button[aria-label='Remove {pattern.title}']").click()
+                try:
+                    tag.wait_for(state="detached", timeout=10_000)
+                    break
+                except PlaywrightTimeout:
+                    if attempt == 2:
+                        raise
             settled(page)
     shown = select.locator("[data-tag]").evaluate_all("tags => tags.map(t => t.getAttribute('aria-label'))")
     assert shown == [get_pattern(p).title for p in wanted]

@@ -37,7 +37,7 @@ def policy_section(settings: Settings, kb) -> None:
     behind = {c.advice for c in choices.values() if c.advice}
     left, right = st.columns([3, 2])
     set_file = left.selectbox(t("policy_set"), sets, key="policy_set")
-    right.caption(t("policy_refresh_help", patterns=", ".join(advise.POLICY_PATTERNS)))
+    right.caption(t("policy_refresh_help", patterns=plain_markdown(", ".join(advise.POLICY_PATTERNS))))
     if right.button(t("policy_refresh"), key="policy_refresh", icon="🔄"):
         try:
             st.session_state["advice_id"] = advise.refresh_policy(settings, set_file)
