@@ -298,9 +298,10 @@ class EmbeddedChatModel(BaseChatModel):
     def _tool_message(text: str, tools: list[dict], tagged: bool = False, **fields) -> AIMessage:
         """Tool calls from the constrained reply; a call cut off or written into the answer is parsed or refused.
 
-        In the tagged format a reply without a ``<tool_call>`` block is the answer, whatever JSON it quotes.
+        In the tagged format a reply without a ``<tool_call>`` block is the answer, unless it is a call written as
+        JSON (the free answer's grammar admits a ```json block naming a tool: Qwen 1.5B wrote one as its answer).
         """
-        if tagged and "<tool_call>" not in text:
+        if tagged and "<tool_call>" not in text and not looks_like_tool_call(text):
             return AIMessage(content=text.strip(), **fields)
         data = repair_json(text)
         if isinstance(data, dict) and isinstance(data.get("answer"), str) and not looks_like_tool_call(data["answer"]):

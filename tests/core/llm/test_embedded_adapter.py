@@ -92,6 +92,24 @@ def test_a_tool_call_written_into_the_answer_is_parsed_or_refused():
     assert plain.content == "The steak costs 35,000 won." and not plain.tool_calls
 
 
+def test_a_tagged_reply_that_writes_its_tool_call_as_a_json_block_is_that_call_not_an_answer():
+    """Session 24: ReAct (native tools) answered the Japan-US comparison with a ```json block naming a tool call: the
+    tagged grammar's free answer admits one, and it was shown as the answer."""
+    tools = [{"type": "function", "function": {"name": "search_japan_ict", "parameters": {
+        "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}]
+    meta = {"response_metadata": {"finish_reason": "stop"}}
+    block = '```json\n{"name": "search_japan_ict", "arguments": {"query": "AI 정책"}}\n```'
+    parsed = EmbeddedChatModel._tool_message(block, tools, tagged=True, **meta)
+    assert parsed.content == "" and parsed.tool_calls[0]["name"] == "search_japan_ict"
+    assert parsed.tool_calls[0]["args"] == {"query": "AI 정책"}
+    unknown = '```json\n{"name": "google", "arguments": {"q": "x"}}\n```'
+    refused = EmbeddedChatModel._tool_message(unknown, tools, tagged=True, **meta)
+    assert refused.content == "" and not refused.tool_calls and refused.invalid_tool_calls
+    # an answer that quotes JSON which names no call stays the answer
+    quoted = 'The config is {"retries": 3} [1].'
+    assert EmbeddedChatModel._tool_message(quoted, tools, tagged=True, **meta).content == quoted
+
+
 def test_max_tokens_is_capped_at_the_context_size():
     # before: the sidebar's 32768 went to the model unchanged, four times its 8192-token context
     model = get_chat_model(load_settings(provider="embedded", model=GEMMA, max_tokens=32768))
