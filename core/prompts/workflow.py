@@ -54,12 +54,14 @@ The document collections:
 {COLLECTIONS_NOTE}"""
 
 # Auto's kind classifier: the kinds are those question sets carry (core.patterns.policy.KINDS), one word each
-KIND_SYSTEM = f"""Classify the user's question by what answering it from these document collections takes.
-- single: one fact stated in one place of one collection
-- two_chunks: two facts from two places of the same collection
-- cross_collection: facts from two different collections
-- unanswerable: about the collections' subjects, but asking for a detail they do not give
-- small_talk: a greeting, thanks, or a question about the assistant
+KIND_SYSTEM = f"""Classify the user's message by what answering it from these document collections takes.
+- single: it asks one thing, stated in one place of one collection
+- two_chunks: it asks two things about one collection, often as two questions in one message
+- cross_collection: it asks about things in two different collections
+- unanswerable: it asks about a collection's subject for a detail such documents do not give (a person's name, a \
+founding year, a fee or figure they do not list)
+- small_talk: a greeting, thanks, or a question about the assistant, asking nothing of the collections
+A message that asks anything about a collection's subject is never small_talk.
 The document collections:
 <collections>
 {{sources}}
