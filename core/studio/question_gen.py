@@ -188,6 +188,12 @@ def topic_of(chunk) -> str:
     return name.rsplit(".", 1)[0].replace("_", " ")[:80] or "-"
 
 
+def _echoes(reply: str, question: str) -> bool:
+    """Is the reply words the question already holds (its subject given back, not a detail about it)?"""
+    words = squash(reply).strip(" .?!").lower()
+    return bool(words) and words in question.lower()
+
+
 def _where(pool: Pool, chunk) -> dict:
     return {"collection": pool.name, "file": str(chunk.metadata.get("source", "?")), "chunk_id": str(chunk.id)}
 
@@ -368,7 +374,9 @@ class Writer:
         got = self._answer(docs, question)
         if got is None:
             return False  # an answer that cannot be read proves nothing absent
-        if gives_a_span_like(got.answer, [shown(d) for d in found], like):
+        # a name the question itself gives is no answer to it ("Who wrote Ironwood Fitness Club's plans?" ->
+        # "Ironwood Fitness Club" dropped a question the documents do not answer)
+        if gives_a_span_like(got.answer, [shown(d) for d in found], like) and not _echoes(got.answer, question):
             self.note += f" [{pool.name} answers it: {squash(got.answer)}]"
             return False
         return True

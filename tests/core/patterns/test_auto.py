@@ -9,6 +9,7 @@ import pytest
 from core.llm.graders import QUESTION_KINDS, VERDICT_CALLS
 from core.llm.models import model_name, resolve_provider
 from core.patterns import all_patterns, auto, get_pattern, policy
+from core.prompts import workflow as P
 from core.run.runner import resume, run, stream_run
 from core.runtime.context import make_context
 from core.store import advice_records
@@ -217,7 +218,8 @@ def test_a_review_inside_the_chosen_pattern_pauses_and_resumes(s, advice):
     assert done["termination_reason"] == "answered" and "35,000" in done["answer"]
     assert "approved" in kinds(done, "interrupt")[0]["reason"]
     assert len([e for e in done["trace"] if e.get("grader") == "question_kind"]) == 1  # not read again on resume
-    assert sum(1 for call in model.calls if "Classify the user's question" in str(call[0].content)) == 1
+    opening = P.KIND_SYSTEM.split("\n")[0]
+    assert sum(1 for call in model.calls if opening in str(call[0].content)) == 1
 
 
 def test_a_rejection_inside_the_chosen_pattern_is_the_runs_reason(s, advice):
@@ -295,3 +297,29 @@ def test_autos_trace_reasons_read_in_korean(s, advice):
     assert to_korean(unsure).startswith("종류가 확실하지 않습니다 (0.40 < 0.50).") and "가장 안전합니다 (품질이 더 높은 쪽)" \
         in to_korean(unsure) and to_korean(unsure).endswith("basic는 0.71 (2026-12-01)")
     assert to_korean("question read as not in the documents") == "질문을 문서에 없는 질문(으)로 읽었습니다"
+
+
+@pytest.mark.real_model
+def test_on_the_embedded_model_auto_reads_the_kind_in_one_call_and_runs_what_the_policy_names(settings, tmp_path):
+    """A collection added here, one question: the kind read from the model's probabilities over the five kinds (one
+    call, one decoded token), the pattern the default policy names for it run whole, its reason the run's."""
+    from core.knowledge.base import KnowledgeBase
+    from core.knowledge.sources import update_source
+
+    notes = tmp_path / "walks.md"
+    notes.write_text("# 숲길 산책 모임\n\n숲길 산책 모임은 매주 토요일 오전 8시에 북문 주차장에서 모입니다. "
+                     "참가비는 3,000원이고 우천 시에는 쉽니다.\n", encoding="utf-8")
+    kb = KnowledgeBase(settings)
+    assert not kb.ingest([notes], "walks").errors
+    update_source(kb, "walks", description="숲길 산책 모임 안내: 모이는 때와 곳, 참가비")
+    result = run("auto", "숲길 산책 모임의 참가비는 얼마인가요?", settings.with_(k=2, max_tokens=96))
+    assert result["error"] is None, result["error"]
+    read = _kind_event(result)
+    assert read["method"] == "probability" and set(read["p_choices"]) == set(KINDS)
+    assert result["question_kind"] == read["verdict"] and 0 < read["p"] <= 1
+    assert result["usage"]["classify_question"]["llm_calls"] == 1  # a verdict's size (read with max_tokens=1)
+    [route] = _routes(result)
+    assert route["target"] == result["auto_pattern"] and "default policy" in route["reason"]
+    assert result["path"][:2] == ["classify_question", "run_pattern"]
+    chosen = get_pattern(result["auto_pattern"])
+    assert result["termination_reason"] in {r.id for r in chosen.termination_reasons}

@@ -525,3 +525,25 @@ def test_each_small_talk_message_is_asked_for_its_own_sort(tmp_path, settings):
         writer.small_talk(pool)
     sorts = [next(sort for sort in corpus.P.SMALL_TALK_SORTS if sort in str(c[-1].content)) for c in scripted.calls]
     assert sorts == list(corpus.P.SMALL_TALK_SORTS)
+
+
+def test_an_unanswerable_question_answered_with_its_own_subject_is_kept(tmp_path, settings):
+    """gym_faq: "Who wrote the membership plans and prices for Ironwood Fitness Club?" was answered from the FAQ
+    with "Ironwood Fitness Club", a name it states, and dropped as answered: the question's own words answer nothing."""
+    kb = corpus.build(tmp_path, settings)
+    writer = corpus.writer()
+    asked = "Who is the head beekeeper of Harbor Hill Apiary?"
+
+    def respond(messages):
+        kind, text = corpus.task(messages[-1]), str(messages[-1].content)
+        if kind == "UNANSWERABLE_TASK":
+            return {"question": asked if "bees" in corpus.fenced(text, "collections") else corpus.MISSING["bikes"]}
+        if kind == "ANSWER_TASK" and corpus.fenced(text, "question") == asked:
+            return {"answer": "Harbor Hill Apiary"}  # a name the chunks state, and the question's own subject
+        return writer(messages)
+
+    from support.scripted import ScriptedChatModel
+
+    done = question_gen.generate(kb, ScriptedChatModel(responder=respond), ["bees"], count=3)
+    assert [i["question"] for i in done.items if i["kind"] == "unanswerable"] == [asked], done.summary()
+    assert not question_gen._echoes("Langstroth hives", asked) and question_gen._echoes("harbor hill apiary.", asked)
