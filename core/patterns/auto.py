@@ -111,7 +111,7 @@ def classify_question(state: AutoState, runtime: Runtime[RunContext]) -> dict:
         close = policy.close_kinds(outcome.choices)
         safest = policy.safest([choices[k] for k in close])
         names = ", ".join(f"{policy.KIND_NAMES[k]} {outcome.choices[k]:.2f} → {choices[k].pattern}" for k in close)
-        how = "the higher quality" if all(choices[k].quality is not None for k in close) else "the most checking"
+        how = "the higher quality" if all(choices[k].measured() is not None for k in close) else "the most checking"
         reason = (f"unsure of the kind ({outcome.p:.2f} < {outcome.threshold:.2f}): close kinds {names}; "
                   f"{safest.pattern} is the safest of them ({how}). {safest.reason}")
         choice = policy.Choice(kind, safest.pattern, reason, safest.quality, safest.questions, safest.advice)

@@ -9,7 +9,7 @@ takes ``DEFAULT_POLICY``; every choice carries the sentence the trace shows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.llm.graders import QUESTION_KINDS
 
@@ -51,6 +51,12 @@ class Choice:
     advice: str = ""  # the advice record's id ("" for the default policy)
     seconds: float | None = None  # the winner's mean seconds per question of this kind in the advice
     date: str = ""  # the advice's date
+    # a default choice's pattern measured over all of the advice's questions (None: not in the advice)
+    pattern_quality: float | None = None
+
+    def measured(self) -> float | None:
+        """The quality an unsure reading compares: on this kind, else the pattern's over the whole advice."""
+        return self.quality if self.quality is not None else self.pattern_quality
 
 
 def pick(rows: dict[str, dict], margin: float = MARGIN) -> tuple[str, str] | None:
@@ -95,11 +101,21 @@ def policy(records: list[dict], problems: list[str], collections: list[str], pro
             continue
         if found:
             usable.append(record)
+    overall = _overall(usable[0]) if usable else {}
     choices = {}
     for kind in KINDS:
-        choices[kind] = _from_advice(kind, usable, runnable) or default_choice(
+        choice = _from_advice(kind, usable, runnable) or default_choice(
             kind, "no advice for these collections" + (f"; {'; '.join(notes[:2])}" if notes else ""))
+        if choice.quality is None:
+            choice = replace(choice, pattern_quality=overall.get(choice.pattern))
+        choices[kind] = choice
     return choices
+
+
+def _overall(record: dict) -> dict[str, float]:
+    """Each pattern's quality over all of an advice's questions (Auto measured beside them left out)."""
+    return {p: float(row["quality"]) for p, row in record["report"]["patterns"].items()
+            if p != "auto" and row.get("quality") is not None}
 
 
 def _name(record) -> str:
@@ -162,11 +178,13 @@ def close_kinds(choices: dict[str, float]) -> list[str]:
 
 
 def safest(candidates: list[Choice]) -> Choice:
-    """Of the close kinds' choices, the one with the higher measured quality; when not all are measured, the
-    pattern that checks its evidence most (SAFER)."""
+    """Of the close kinds' choices, the one with the higher measured quality (on its kind, else its pattern's over
+    the advice: a default choice is measured too when the advice ran its pattern); when not all are measured, the
+    pattern that checks its evidence most (SAFER). Going by SAFER alone, two single questions read unsure ran
+    self_rag for 134 s and 77 s where basic, the advice's winner for single facts, took 13 s (docs/BENCHMARKS.md)."""
     def rank(pattern: str) -> int:
         return SAFER.index(pattern) if pattern in SAFER else len(SAFER)
 
-    if all(c.quality is not None for c in candidates):
-        return max(candidates, key=lambda c: (c.quality, -rank(c.pattern)))
+    if all(c.measured() is not None for c in candidates):
+        return max(candidates, key=lambda c: (c.measured(), -rank(c.pattern)))
     return min(candidates, key=lambda c: rank(c.pattern))
