@@ -87,13 +87,20 @@ def edit_first_question(page, text: str) -> None:
     settled(page)
 
 
-def save_set(page, name: str) -> None:
+def save_set(page, name: str, saved_dir) -> None:
     field = page.locator(".st-key-gen_set_name input")
     field.fill(name)
     field.press("Enter")
     settled(page)
-    page.get_by_role("button", name=KO["gen_save"]).click()
-    page.get_by_text(KO["gen_saved"].format(file=f"{name}.jsonl")).wait_for()
+    confirmation = page.get_by_text(KO["gen_saved"].format(file=f"{name}.jsonl"))
+    for _attempt in range(3):  # a click that lands while the name field's rerun redraws the button is lost
+        page.get_by_role("button", name=KO["gen_save"]).click()
+        try:
+            confirmation.wait_for(timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            assert not any(saved_dir.glob(f"{name}*.jsonl")), "saved, but the confirmation did not stay"
+    raise AssertionError(f"the set was not saved as {name}.jsonl")
 
 
 def wait_for_advice(page) -> None:
@@ -134,7 +141,7 @@ def test_a_set_generated_edited_and_saved_is_advised_on_and_a_run_trace_opens(se
     assert page.get_by_role("button", name=KO["gen_stop"]).count() == 0  # gone once the set is written
     shot(page, "advise-1-generated")
     edit_first_question(page, EDITED)
-    save_set(page, "browser-set")
+    save_set(page, "browser-set", server.data_dir / "question_sets")
     saved = load_question_set(server.data_dir / "question_sets" / "browser-set.jsonl")
     assert [i["id"] for i in saved] == ["g001", "g002", "g003"] and saved[0]["question"] == EDITED
     assert saved[0]["provenance"][0]["collection"] == "restaurant_menu" and saved[0]["facts"]

@@ -192,6 +192,8 @@ def test_questions_generated_from_a_collection_are_shown_with_their_chunk_saved_
     assert_clean(at)
     assert shown(at.success[0].value) == "Saved as menu-questions.jsonl."
     assert at.selectbox(key="advise_set").value == "menu-questions.jsonl"
+    picked.set_value("g001").run()  # the next rerun (any widget) keeps the confirmation: the table is what was saved
+    assert [shown(s.value) for s in at.success] == ["Saved as menu-questions.jsonl."]
     saved = load_saved_question_set(load_settings(), "menu-questions.jsonl")
     assert [i["kind"] for i in saved] == ["single", "two_chunks", "unanswerable"]
     assert all(fact in "\n".join(chunks) for fact in saved[1]["facts"])  # quoted from the chunks shown

@@ -66,7 +66,7 @@ def _write(settings: Settings, kb, chosen: list[str], count: int, state: dict) -
     """Generate in this script run; a click on Stop reruns the page, and the questions kept so far stay."""
     from core.llm.models import get_chat_model
 
-    state["done"], state["running"] = Generated(), True
+    state["done"], state["running"], state["saved"] = Generated(), True, None
     state["generation"] = state.get("generation", 0) + 1  # a new set gets a new editor: old edits do not carry over
     stop = st.empty()
     stop.button(t("gen_stop"), key="gen_stop", icon="⏹️")  # any click ends this run; what was kept is in state
@@ -106,11 +106,15 @@ def _edit(settings: Settings, kb, done: Generated, generation: int) -> None:
     text = dump_question_set(items)
     left, right = st.columns(2)
     name = left.text_input(t("gen_set_name"), value="my-questions", key="gen_set_name")
+    state = st.session_state["question_gen"]
     if left.button(t("gen_save"), key="gen_save", icon="💾"):
         try:
-            st.success(t("gen_saved", file=plain_markdown(save_question_set(settings, name, items))))
+            state["saved"] = (save_question_set(settings, name, items), text)
         except QuestionSetError as exc:
             st.error(t("gen_invalid", error=plain_markdown(str(exc))), icon="⚠️")
+    saved = state.get("saved")
+    if saved and saved[1] == text:  # the confirmation outlives the next rerun while the table is what was saved
+        st.success(t("gen_saved", file=plain_markdown(saved[0])))
     right.download_button(t("gen_download"), text.encode("utf-8"), "questions.jsonl", "application/jsonl",
                           key="gen_download", icon="⬇️")
 
