@@ -14,7 +14,10 @@ not help). From those:
   negative chunk;
 - grounded: an answer made of the fact's sentence, against its own chunk (positive) or a negative chunk;
 - useful: that answer to its own question (positive) or to another question (negative);
-- retrieve: the set's questions that name sources (lookup) against its small talk and general questions.
+- retrieve: the set's questions that name sources (lookup) against its small talk and general questions;
+- kind and tool, the choosers (Auto's kind of question, an agent's first tool): the share of the choice read
+  on top, a positive where that choice is the right one (the kind the set gives; a tool over a collection the
+  question is about), a negative where it is not. Their threshold is where a reading stops being trusted.
 
 Each grader's scores are split in two halves by question: the threshold fitted on one half is scored on the
 other (held out), then refitted on all of them (what is saved). AUC says how well ``p`` ranks the pairs at all.
@@ -44,6 +47,7 @@ OPENING = 100  # the characters of a chunk whose heading or title says what it i
 BAND_MISS = 2 / 28
 
 
+OVER_ALL_ITEMS = ("retrieve", "kind", "tool")  # graders read on every item of the set, not only the scorable ones
 TEXT_ONLY = "the model gives no token probabilities, so its verdicts are read as text"
 
 
@@ -329,9 +333,30 @@ def collect_pairs(model, kb, items: list[dict], collections: list[str],
         label = retrieval_label(item)
         if label is not None:
             pairs.add("retrieve", n, graders.needs_retrieval(model, item["question"], sources, open_), label)
+        _choice_pairs(model, item, n, sources, pairs, open_)
         if progress:
             progress(len(usable) + n + 1, total)
     return pairs
+
+
+def _choice_pairs(model, item: dict, n: int, sources: list, pairs: Pairs, open_: Thresholds) -> None:
+    """kind: what Auto reads the question as, against the set's kind; tool: an agent's first tool for a lookup
+    (read as a run without a web key reads it), against the collections the question is about."""
+    from core.llm.tool_choice import ANSWER, read_first_step
+    from core.patterns.react import step_messages
+    from core.patterns.tools import source_tools
+
+    if item.get("kind") in graders.QUESTION_KINDS:
+        read = graders.classify_kind(model, item["question"], sources, open_)
+        pairs.add("kind", n, read, read.value.kind == item["kind"])
+    if not (item.get("answerable") and item.get("sources")) or "web" in item["sources"] or len(sources) < 2:
+        return
+    tools = source_tools(sources, web_ready=False)
+    step = read_first_step(model, step_messages(item["question"], tools, []), {t.name: t.line() for t in tools},
+                           item["question"], sources, open_)
+    if step is not None and step.value.step != ANSWER:  # answering at once was retrieve's call, not the tool's
+        chosen = next(t for t in tools if t.name == step.value.step)
+        pairs.add("tool", n, step, bool(set(chosen.collections) & set(item["sources"])))
 
 
 def retrieval_label(item: dict) -> bool | None:
@@ -397,11 +422,11 @@ def calibrate(settings, model, kb, items: list[dict], collections: list[str],
 
 
 def pair_rows(pairs: Pairs, items: list[dict], collections: list[str]) -> list[dict]:
-    """Each labelled pair as {grader, question, p, positive}: retrieve counts over all the items, the other
+    """Each labelled pair as {grader, question, p, positive}: retrieve, kind and tool count over all the items, the other
     graders over the scorable ones (as collect_pairs numbers them). p is not rounded: a band refitted from
     rounded pairs can put its lower bound just above the positive it was placed at."""
     usable = scorable(items, collections)
-    return [{"grader": grader, "question": (items if grader == "retrieve" else usable)[n]["question"],
+    return [{"grader": grader, "question": (items if grader in OVER_ALL_ITEMS else usable)[n]["question"],
              "p": p, "positive": label}
             for grader, rows in pairs.scores.items() for n, p, label in rows]
 

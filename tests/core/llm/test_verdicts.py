@@ -373,6 +373,42 @@ def test_calibration_over_the_samples_with_a_model_that_ranks_well(sample_settin
     assert lower <= upper
 
 
+def test_calibration_fits_the_choosers_thresholds_on_both_sides_of_the_sets_kinds_and_sources(sample_settings):
+    """kind and tool are read as the graders are: a reading whose top choice is right is a positive, a wrong one a
+    negative, and the threshold falls between the sure right readings and the unsure wrong ones."""
+    from core.knowledge.base import KnowledgeBase
+    from core.studio.question_set import load_question_set
+
+    kb = KnowledgeBase(sample_settings)
+    items = [i for i in load_question_set() if i["category"] in ("menu", "wine", "general")]
+    asked = {i["question"]: i for i in items}
+
+    def probabilities(messages, words):
+        text = "\n".join(str(m.content) for m in messages)
+        item = next((i for q, i in asked.items() if q in text), None)
+        if words == list(graders.QUESTION_KINDS):  # sure of a lookup's kind, unsure (and wrong) of small talk
+            return {"single": 0.9, "small_talk": 0.1} if item and item["sources"] else {"single": 0.55, "small_talk": 0.45}
+        if words[0] == "lookup":
+            return {"lookup": 0.9, "small_talk": 0.05, "general_knowledge": 0.05}
+        if "restaurant_wine" in words:  # sure of the menu for a menu question; leaning to the menu for a wine one
+            menu = item is not None and item["category"] == "menu"
+            return {"restaurant_menu": 0.9 if menu else 0.5, "restaurant_wine": 0.02 if menu else 0.4}
+        return {w: 1 / len(words) for w in words}
+
+    pairs: list[dict] = []
+    result = calibrate.calibrate(sample_settings, ProbabilityChatModel(probabilities=probabilities), kb, items,
+                                 kb.names(), pairs_out=pairs)
+    kind, tool = result["graders"]["kind"], result["graders"]["tool"]
+    lookups = [i for i in items if i["sources"]]
+    assert kind["pairs"] == len(items) and kind["positives"] == len(lookups)  # every item with a kind is read
+    assert 0.55 < result["thresholds"]["kind"] < 0.9 and kind["fitted"]["negatives"]["rate"] == 1.0
+    assert tool["pairs"] == len(lookups) and tool["positives"] == sum(i["category"] == "menu" for i in lookups)
+    assert tool["fitted"] == {"positives": {"hits": tool["positives"], "of": tool["positives"], "rate": 1.0},
+                              "negatives": {"hits": tool["pairs"] - tool["positives"],
+                                            "of": tool["pairs"] - tool["positives"], "rate": 1.0}}
+    assert {r["question"] for r in pairs if r["grader"] in ("kind", "tool")} <= set(asked)
+
+
 def test_grade_and_calibrate_commands_with_the_scripted_model(sample_data_dir):
     request = {"question": STEAK, "documents": [{"text": d.page_content, "source": d.metadata["source"]} for d in DOCS]}
     done = run_scripted_cli("grade", "--grader", "relevance", "--json", data_dir=sample_data_dir,
