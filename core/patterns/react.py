@@ -18,7 +18,7 @@ from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
 from core.patterns import Pattern
-from core.patterns.next_step import choice_event, chosen, read_step, settle_text_step
+from core.patterns.next_step import choice_event, read_step, settle_text_step
 from core.patterns.react_loop import (
     REASONS,
     RESULT_FIELDS,
@@ -174,11 +174,10 @@ def agent(state: ReactState, runtime: Runtime[RunContext]) -> dict:
         step["action"] = resolve_tool_name(step["action"], tools)
     written = "answer" if "final" in step else step["action"]
     outcome = read_step(ctx, state, messages, tools, after_results=bool(state.get("steps")))
-    step = settle_text_step(step, outcome, question, found=bool(state.get("documents")))
+    step = settle_text_step(step, outcome, question)
     taken = "answer" if "final" in step else step["action"]
     events = listed + ([thought_event("agent", iteration, step["thought"])] if step.get("thought") else [])
-    events.append(choice_event("agent", iteration, outcome, written, taken,
-                               kept=taken == "answer" and chosen(outcome) not in (None, "answer")))
+    events.append(choice_event("agent", iteration, outcome, written, taken))
     if "final" in step:
         return {"iterations": iteration, "final_answer": step["final"], "answering": True, "pending": [],
                 "trace": events + ([final_event("agent", step["final"])] if step["final"] else [])}

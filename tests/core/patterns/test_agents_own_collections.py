@@ -38,7 +38,7 @@ def own(tmp_path_factory):
         path.write_text(text, encoding="utf-8")
         assert not kb.ingest([path], name).errors
         update_source(kb, name, description=description)
-    return settings.with_(k=2, max_tokens=128, max_iterations=3, graph_wait=True, tavily_api_key="")
+    return settings.with_(k=2, max_tokens=128, graph_wait=True, tavily_api_key="")
 
 
 def _first_action(result: dict) -> str | None:

@@ -89,19 +89,6 @@ def test_a_query_written_for_the_tool_the_reading_overrules_is_not_searched_in_t
     assert action["target"] == "restaurant_menu" and action["tool_input"] == {"query": STEAK_Q}
 
 
-def test_a_final_answer_written_after_documents_were_found_stands_against_a_reading_for_another_tool(sample_settings):
-    # Qwen 1.5B found the fee, wrote "I now know the final answer", and the reading (0.68 for another tool) sent it
-    # searching on until the step limit: with documents found, the answer it wrote is the answer
-    llm = ScriptedChatModel(replies=[_text_step("restaurant_menu", "스테이크 가격"),
-                                     "Thought: 이제 안다\nFinal Answer: 시그니처 스테이크는 ₩35,000입니다 [1]"])
-    grader = _reader({"restaurant_menu": 0.9, ANSWER: 0.1}, {"restaurant_wine": 0.68, ANSWER: 0.32})
-    result = _run(sample_settings, "react", llm, grader)
-    assert _observed(result) == ["restaurant_menu"] and result["termination_reason"] == "answered"
-    assert result["answer"].startswith("시그니처 스테이크는 ₩35,000입니다")
-    later = _choices(result)[1]
-    assert later["verdict"] == ANSWER and "documents found: the answer the agent wrote stands" in later["reason"]
-
-
 def test_an_unsure_reading_leaves_the_written_step(sample_settings):
     llm = ScriptedChatModel(replies=[_text_step("restaurant_wine", "스테이크 와인"),
                                      "Thought: 안다\nFinal Answer: 바롤로입니다."])
