@@ -429,6 +429,28 @@ def neighbourhood(graph: nx.MultiDiGraph, seeds: list[str], hops: int = 2, limit
     return relations[:limit]
 
 
+def asked_entities(relations: list[dict], seeds: list[str], question: str, most: int = 6) -> list[str]:
+    """What the question asks for about its linked entities, when those are things the graph knows: the far end of
+    a seed's relation whose own words are words of the question, if that end has facts of its own among the
+    relations. "스테이크와 어울리는 와인" gives the wines whose "어울리는 음식" is a steak; "스테이크의 가격" gives
+    nothing (a price has no relations of its own), nor does a name that merely shares a word ("라 포레스타 메뉴")."""
+    asked = set(korean_tokens.tokens(question))
+    seed_keys = {name_key(s) for s in seeds}
+    degree: dict[str, int] = {}
+    for rel in relations:
+        for end in ("source", "target"):
+            degree[name_key(rel[end])] = degree.get(name_key(rel[end]), 0) + 1
+    found: list[str] = []
+    for rel in relations:
+        if rel.get("hops") != 0 or not asked & set(korean_tokens.tokens(rel["relation"])):
+            continue
+        for end in ("source", "target"):
+            name, key = rel[end], name_key(rel[end])
+            if key not in seed_keys and degree[key] > 1 and name not in found:
+                found.append(name)
+    return found[:most]
+
+
 def _position(edge: dict) -> tuple:
     """Where an edge's fact stands in the documents: its file, chunk and place in the chunk. Ties in the ranking
     keep that order, not the order a concurrent build happened to finish its chunks in (which decided what the

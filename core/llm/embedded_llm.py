@@ -36,6 +36,7 @@ from core.llm.choice_reading import choice_reading
 from core.llm.embedded_prompt import (
     TRANSCRIPT_STOP,
     message_text,
+    opening_grammar,
     tagged_call_grammar,
     tagged_tool_instructions,
     to_chat_messages,
@@ -197,6 +198,7 @@ class EmbeddedChatModel(BaseChatModel):
     lookup: bool = True  # prompt-lookup drafts at temperature 0 (core/llm/lookup_decoding.py)
     verdict_probabilities: ClassVar[bool] = True  # ``bind(verdict_words=[...])`` reads a verdict's probabilities
     serial_calls: ClassVar[bool] = True  # one call at a time in the process (the model lock): more threads only queue
+    answer_openings: ClassVar[bool] = True  # ``bind(opening=[...])``: a text reply starts with one of those texts
 
     @property
     def _llm_type(self) -> str:
@@ -249,6 +251,8 @@ class EmbeddedChatModel(BaseChatModel):
                 grammar = _json_gbnf(json.dumps(tool_call_schema(tools, allow_answer, max_calls), sort_keys=True))
         elif mode == "json":
             msgs = msgs + [SystemMessage("Reply with one JSON object only.")]
+        elif kwargs.get("opening"):
+            grammar = opening_grammar(list(kwargs["opening"]))
         return to_chat_messages(msgs, tagged), grammar, mode, tools
 
     def _call(self, llama, turns: list[dict], grammar: str | None, stream: bool, max_tokens: int | None,
@@ -384,7 +388,7 @@ class EmbeddedChatModel(BaseChatModel):
                 run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
         with _llama_lock:
             tagged = tags_tool_calls(self._llama())
-        turns, _grammar_text, mode, _tools = self._prepare(messages, kwargs, tagged)
+        turns, grammar, mode, _tools = self._prepare(messages, kwargs, tagged)
         if mode != "text" or kwargs.get("verdict_words"):  # JSON or a verdict is only useful whole: one chunk
             result = self._generate(messages, stop, run_manager, **kwargs).generations[0].message
             yield ChatGenerationChunk(message=AIMessageChunk(
@@ -395,7 +399,7 @@ class EmbeddedChatModel(BaseChatModel):
         with _llama_lock:
             llama = self._llama()
             perf = _Perf(llama)
-            parts, kind = self._call(llama, turns, None, True, kwargs.get("max_tokens"), stop)
+            parts, kind = self._call(llama, turns, grammar, True, kwargs.get("max_tokens"), stop)
             for part in parts:
                 choice = part["choices"][0]
                 finish = choice.get("finish_reason") or finish

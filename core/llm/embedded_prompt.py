@@ -163,3 +163,12 @@ def tagged_call_grammar(tools: list[dict], allow_answer: bool, max_calls: int = 
     else:
         rules.append("root ::= tool-calls")
     return body + "\n" + "\n".join(rules) + "\n"
+
+
+def opening_grammar(openings: list[str]) -> str:
+    """GBNF for a plain-text reply that starts with one of ``openings`` (then anything): the caller decides
+    what the answer is about, the model still writes all of it. A literal is escaped for GBNF."""
+    def literal(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+    return f"root ::= ({' | '.join(literal(t) for t in openings)}) [^\\x00]*\n"

@@ -159,10 +159,19 @@ def generate(state: GraphRagState, runtime: Runtime[RunContext]) -> dict:
              for d in docs]
     system = P.GRAPH_ANSWER_SYSTEM.format(documents=format_documents(shown))
     form = P.GRAPH_ANSWER_FORM_KO if is_korean(question) else P.GRAPH_ANSWER_FORM
-    reply = runtime.context.llm.invoke([SystemMessage(system), HumanMessage(f"{answer_request(question)}\n{form}")])
-    return {**final(_with_note(str(reply.content).strip(), state), docs),
-            **stop("generate", "answered", f"answered from {len(relations)} relation(s) around "
-                                           f"{len(state['entities'])} matched entit(ies)")}
+    llm, events = runtime.context.llm, []
+    asked = eg.asked_entities(relations, [m["name"] for m in state["entities"]], question)
+    if asked and getattr(llm, "answer_openings", False):
+        # Qwen 1.5B made the question's steak the subject and named no wine (docs/BENCHMARKS.md, session 26, 29):
+        # the answer now starts with one of the things asked for, chosen and continued by the model
+        llm = llm.bind(opening=asked)
+        events.append(event("generate", "info", grader="graph", target="answer", verdict=f"{len(asked)} opening(s)",
+                            reason="the answer starts with one of what the question asks for: " + "; ".join(asked)))
+    reply = llm.invoke([SystemMessage(system), HumanMessage(f"{answer_request(question)}\n{form}")])
+    done = stop("generate", "answered", f"answered from {len(relations)} relation(s) around "
+                                        f"{len(state['entities'])} matched entit(ies)")
+    return {**final(_with_note(str(reply.content).strip(), state), docs), **done,
+            "trace": events + done.get("trace", [])}
 
 
 def _passages(ctx: RunContext, relations: list[dict], question: str) -> dict[str, str]:

@@ -161,3 +161,18 @@ def test_stop_sequences_end_the_reply(streamed):
     stopped = reply(stop=[cut])
     assert cut not in stopped
     assert stopped.strip() == full[: full.index(cut)].strip()
+
+
+@pytest.mark.parametrize("streamed", [False, True])
+def test_a_reply_told_its_openings_starts_with_one_of_them(streamed):
+    # Graph RAG decides what its answer is about (the wines asked for) and the model writes the rest
+    model = EmbeddedChatModel(model_name=GEMMA, max_tokens=24)
+    prompt = "Name one fruit and say its colour."
+    openings = ['Zebra "quoted" \\ crossing', "Quartz"]
+    if streamed:
+        text = "".join(str(chunk.content) for chunk in model.stream(prompt, opening=openings))
+    else:
+        text = str(model.invoke(prompt, opening=openings).content)
+    assert any(text.startswith(o) for o in openings), text
+    assert len(text) > max(len(o) for o in openings if text.startswith(o)), text  # and writes on after it
+    assert not str(model.invoke(prompt).content).startswith(("Zebra", "Quartz"))  # only when told

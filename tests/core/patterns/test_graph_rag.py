@@ -2,8 +2,10 @@
 
 import json
 import time
+from typing import ClassVar
 
 import pytest
+from pydantic import PrivateAttr
 
 from core.knowledge import entity_graph as eg
 from core.knowledge.base import SAMPLES_DIR, KnowledgeBase
@@ -192,3 +194,43 @@ def test_a_first_build_streams_its_progress_chunk_by_chunk(wine_settings):
 
     again = list(stream_run("graph_rag", PAIRING_Q, wine_settings, ctx=ctx))  # stored graph: nothing to report
     assert not [e for e in again if e["type"] == "progress"]
+
+
+class _OpeningModel(ScriptedChatModel):
+    """A scripted model that can be told how its reply starts, as the embedded model can (its grammar)."""
+
+    answer_openings: ClassVar[bool] = True
+    _openings: list = PrivateAttr(default_factory=list)
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self._openings.append(kwargs.get("opening"))
+        return super()._generate(messages, stop, run_manager, **kwargs)
+
+    def _stream(self, messages, stop=None, run_manager=None, **kwargs):  # a run streams its answer
+        self._openings.append(kwargs.get("opening"))
+        return super()._stream(messages, stop, run_manager, **kwargs)
+
+
+def test_the_answer_starts_with_one_of_the_things_the_question_asks_for(wine_settings):
+    llm = _OpeningModel(replies=["실버 크릭 나파 밸리 카베르네 소비뇽은 시그니처 스테이크와 어울립니다 [1]."])
+    ctx = make_context(wine_settings, llm=llm, grader=Extractor(entities=["시그니처 스테이크"]))
+    result = run("graph_rag", PAIRING_Q, wine_settings, ctx=ctx, graph_wait=True)
+    openings = llm._openings[-1]
+    # the wines paired with the steak, not the steak itself (Qwen 1.5B made it the subject and named no wine)
+    assert openings and "실버 크릭 나파 밸리 카베르네 소비뇽" in openings and "카스텔로 알바 바롤로" in openings
+    assert "시그니처 스테이크" not in openings
+    said = [e for e in _events(result, "generate") if e["verdict"].endswith("opening(s)")]
+    assert said and "카스텔로 알바 바롤로" in said[0]["reason"]
+    assert result["termination_reason"] == "answered"
+
+
+def test_a_question_about_a_fact_of_its_entity_sets_no_opening():
+    relations = [{"source": "시그니처 스테이크", "relation": "가격", "target": "₩35,000", "hops": 0},
+                 {"source": "라 포레스타 메뉴", "relation": "포함", "target": "시그니처 스테이크", "hops": 0},
+                 {"source": "라 포레스타 메뉴", "relation": "주소", "target": "서울", "hops": 1},
+                 {"source": "바롤로", "relation": "어울리는 음식", "target": "시그니처 스테이크", "hops": 0},
+                 {"source": "바롤로", "relation": "가격", "target": "₩150,000", "hops": 1}]
+    # the price has no facts of its own; the menu only shares a word of its name with the question
+    assert eg.asked_entities(relations, ["시그니처 스테이크"], "스테이크 메뉴의 가격은 얼마인가요?") == []
+    assert eg.asked_entities(relations, ["시그니처 스테이크"], "스테이크와 어울리는 와인은?") == ["바롤로"]
+    assert eg.asked_entities(relations[:3], ["시그니처 스테이크"], "스테이크와 어울리는 와인은?") == []
